@@ -1,0 +1,105 @@
+import CCurl
+
+/// One HTTPS POST, on an easy handle that is reused for transfer after transfer
+/// (libcurl then keeps its connection and TLS session).
+///
+/// TLS verification is always on: peer and host are verified against `caFile`
+/// or the system bundle, TLS 1.2 at least, and only HTTPS may be spoken.
+public final class CurlTransfer {
+    let handle: UnsafeMutableRawPointer
+    private var headers: UnsafeMutablePointer<curl_slist>?
+    /// The answer's body; filled while the transfer runs.
+    public private(set) var responseBody: [UInt8] = []
+    /// Bodies longer than this are refused (the transfer fails).
+    public var responseLimit = 4 << 20
+    /// Anything the owner wants to find again when the transfer completes.
+    public var context: AnyObject?
+
+    /// How a finished transfer ended.
+    public enum Outcome: Sendable, Equatable {
+        case answered(httpStatus: Int)
+        case timedOut
+        case tlsFailed
+        case connectionFailed(code: Int32)
+    }
+
+    public init() throws(CurlError) {
+        guard curlInitialised, let handle = curl_easy_init() else {
+            throw CurlError(function: "curl_easy_init", code: -1, message: "libcurl could not be initialised")
+        }
+        self.handle = handle
+        try configureOnce()
+    }
+
+    deinit {
+        curl_easy_cleanup(handle)
+        curl_slist_free_all(headers)
+    }
+
+    private func configureOnce() throws(CurlError) {
+        try set(CURLOPT_NOSIGNAL, 1)
+        try set(CURLOPT_POST, 1)
+        try set(CURLOPT_SSL_VERIFYPEER, 1)
+        try set(CURLOPT_SSL_VERIFYHOST, 2)
+        try set(CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2))
+        try set(CURLOPT_TCP_KEEPALIVE, 1)
+        try set(CURLOPT_FOLLOWLOCATION, 0)
+        try CurlError.check(CCurl_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "https"), "CURLOPT_PROTOCOLS_STR")
+        // No "Expect: 100-continue": it costs a round trip per receipt.
+        headers = curl_slist_append(nil, "Content-Type: application/json")
+        headers = curl_slist_append(headers, "Expect:")
+        try CurlError.check(CCurl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, headers), "CURLOPT_HTTPHEADER")
+        try CurlError.check(
+            CCurl_easy_setopt_write_function(handle) { data, size, count, context in
+                let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
+                let length = size * count
+                if transfer.responseBody.count + length > transfer.responseLimit { return 0 }
+                transfer.responseBody.append(contentsOf: UnsafeRawBufferPointer(start: data, count: length))
+                return length
+            }, "CURLOPT_WRITEFUNCTION")
+        try CurlError.check(
+            CCurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, Unmanaged.passUnretained(self).toOpaque()),
+            "CURLOPT_WRITEDATA")
+    }
+
+    /// Sets up the next POST. `caFile` nil means the system CA bundle.
+    public func prepare(
+        url: String, body: [UInt8], caFile: String?, connectTimeoutMs: Int, totalTimeoutMs: Int
+    ) throws(CurlError) {
+        responseBody.removeAll(keepingCapacity: true)
+        try CurlError.check(CCurl_easy_setopt_string(handle, CURLOPT_URL, url), "CURLOPT_URL")
+        if let caFile {
+            try CurlError.check(CCurl_easy_setopt_string(handle, CURLOPT_CAINFO, caFile), "CURLOPT_CAINFO")
+        }
+        try set(CURLOPT_CONNECTTIMEOUT_MS, connectTimeoutMs)
+        try set(CURLOPT_TIMEOUT_MS, totalTimeoutMs)
+        try set(CURLOPT_POSTFIELDSIZE, body.count)
+        try body.withUnsafeBufferPointer { buffer throws(CurlError) in
+            // COPYPOSTFIELDS copies: the body need not outlive this call.
+            try CurlError.check(
+                CCurl_easy_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: buffer.baseAddress)),
+                "CURLOPT_COPYPOSTFIELDS")
+        }
+    }
+
+    /// Reads how a finished transfer ended from curl's result code.
+    func outcome(of code: CURLcode) -> Outcome {
+        switch code {
+        case CURLE_OK:
+            var status = 0
+            _ = CCurl_easy_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+            return .answered(httpStatus: status)
+        case CURLE_OPERATION_TIMEDOUT:
+            return .timedOut
+        case CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CONNECT_ERROR, CURLE_SSL_CERTPROBLEM,
+             CURLE_SSL_CIPHER, CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR:
+            return .tlsFailed
+        default:
+            return .connectionFailed(code: Int32(code.rawValue))
+        }
+    }
+
+    private func set(_ option: CURLoption, _ value: Int) throws(CurlError) {
+        try CurlError.check(CCurl_easy_setopt_long(handle, option, value), "curl_easy_setopt")
+    }
+}

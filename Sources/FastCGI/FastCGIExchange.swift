@@ -1,0 +1,82 @@
+import CFastCGI
+import Glibc
+
+/// One FastCGI request and its answer. It may be answered from any thread, but
+/// from one at a time, and exactly once: `respond` finishes and frees it.
+public final class FastCGIExchange: @unchecked Sendable {
+    private let request: UnsafeMutablePointer<FCGX_Request>
+    private var finished = false
+
+    init(request: UnsafeMutablePointer<FCGX_Request>) {
+        self.request = request
+    }
+
+    deinit {
+        // A request dropped without an answer is a bug; nginx still gets one
+        // rather than a connection that never ends.
+        if !finished {
+            respond(status: 500, reason: "Internal Server Error", headers: [], body: [])
+        }
+    }
+
+    /// A CGI parameter that nginx sent (`REQUEST_METHOD`, `QUERY_STRING`, ...).
+    public func parameter(_ name: String) -> String? {
+        guard let value = FCGX_GetParam(name, request.pointee.envp) else { return nil }
+        return String(cString: value)
+    }
+
+    /// Reads the request body. Returns nil when it is longer than `limit` bytes
+    /// (by its declared length, or by what arrives), without reading the rest.
+    public func readBody(limit: Int) -> [UInt8]? {
+        let declared = parameter("CONTENT_LENGTH").flatMap { Int($0) } ?? 0
+        if declared > limit { return nil }
+        var body = [UInt8](repeating: 0, count: min(declared, limit) + 1)
+        var length = 0
+        while true {
+            if length == body.count {
+                if body.count > limit { return nil }
+                body.append(contentsOf: repeatElement(0, count: min(body.count, limit + 1 - body.count)))
+            }
+            let read = body.withUnsafeMutableBufferPointer { buffer in
+                FCGX_GetStr(
+                    UnsafeMutableRawPointer(buffer.baseAddress! + length).assumingMemoryBound(to: CChar.self),
+                    Int32(buffer.count - length), request.pointee.in)
+            }
+            if read <= 0 { break }
+            length += Int(read)
+            if length > limit { return nil }
+        }
+        body.removeLast(body.count - length)
+        return body
+    }
+
+    /// Writes the answer (a `Status:` header, other headers, the body), then
+    /// finishes the request and frees it.
+    public func respond(status: Int, reason: String, headers: [(String, String)], body: [UInt8]) {
+        var head = "Status: \(status) \(reason)\r\n"
+        for (name, value) in headers {
+            head += "\(name): \(value)\r\n"
+        }
+        head += "Content-Length: \(body.count)\r\n\r\n"
+        var output = Array(head.utf8)
+        output.append(contentsOf: body)
+        output.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
+                _ = FCGX_PutStr($0, Int32(buffer.count), request.pointee.out)
+            }
+        }
+        finish()
+    }
+
+    private func finish() {
+        precondition(!finished, "a FastCGI request was answered twice")
+        finished = true
+        FCGX_Finish_r(request)
+        // nginx asked to keep the connection (fastcgi_keep_conn on): libfcgi kept
+        // the socket for a next accept on this same request, which we never do.
+        if request.pointee.keepConnection != 0, request.pointee.ipcFd >= 0 {
+            close(request.pointee.ipcFd)
+        }
+        request.deallocate()
+    }
+}

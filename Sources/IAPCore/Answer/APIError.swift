@@ -1,0 +1,45 @@
+/// An error answer of the contract: an HTTP status and a stable machine `code`.
+/// The `message` is for people and never carries SQL, a stack, a secret or
+/// receipt data.
+public struct APIError: Error, Equatable, Sendable {
+    public let httpStatus: Int
+    public let code: String
+    public let message: String
+
+    public init(httpStatus: Int, code: String, message: String) {
+        self.httpStatus = httpStatus
+        self.code = code
+        self.message = message
+    }
+
+    public static func invalidJSON(_ message: String) -> APIError {
+        APIError(httpStatus: 400, code: "invalid_json", message: message)
+    }
+
+    public static func missingField(_ name: String, _ detail: String = "is required") -> APIError {
+        APIError(httpStatus: 400, code: "missing_field", message: "\(name) \(detail)")
+    }
+
+    public static func invalidField(_ name: String, _ detail: String) -> APIError {
+        APIError(httpStatus: 400, code: "invalid_field", message: "\(name) \(detail)")
+    }
+
+    public static let invalidReceiptData = APIError(
+        httpStatus: 400, code: "invalid_receipt_data", message: "receipt_data is not base64")
+    public static let unknownOrder = APIError(httpStatus: 404, code: "unknown_order", message: "no such order")
+    public static let unknownProduct = APIError(
+        httpStatus: 404, code: "unknown_product", message: "no such active product")
+    public static let orderUserMismatch = APIError(
+        httpStatus: 409, code: "order_user_mismatch", message: "the order belongs to another user")
+    public static let priceMismatch = APIError(
+        httpStatus: 422, code: "price_mismatch", message: "price differs from the catalog price")
+    public static let bodyTooLarge = APIError(
+        httpStatus: 413, code: "body_too_large", message: "request body is over 2 MiB")
+    public static let notFound = APIError(httpStatus: 404, code: "not_found", message: "no such route")
+    public static let methodNotAllowed = APIError(
+        httpStatus: 405, code: "method_not_allowed", message: "method not allowed on this route")
+    public static let databaseUnavailable = APIError(
+        httpStatus: 503, code: "database_unavailable", message: "the database is unavailable; retry later")
+    public static let internalError = APIError(
+        httpStatus: 500, code: "internal_error", message: "internal error")
+}

@@ -1,0 +1,58 @@
+/// How to reach MariaDB (`IAP_DB_*`). Its descriptions and mirror never show
+/// the password.
+public struct DatabaseConfiguration: Equatable, Sendable {
+    /// `IAP_DB_HOST`, default `127.0.0.1`. Ignored when `socket` is set.
+    public var host: String
+    /// `IAP_DB_PORT`, default `3306` (1...65535).
+    public var port: Int
+    /// `IAP_DB_SOCKET`: a unix socket path, used instead of host and port.
+    /// Default nil (unset).
+    public var socket: String?
+    /// `IAP_DB_USER`, default `iap`.
+    public var user: String
+    /// `IAP_DB_PASSWORD`, default empty. Never logged.
+    public var password: String
+    /// `IAP_DB_NAME`, the database, default `iap`.
+    public var name: String
+
+    public init(
+        host: String = "127.0.0.1", port: Int = 3306, socket: String? = nil,
+        user: String = "iap", password: String = "", name: String = "iap"
+    ) {
+        self.host = host
+        self.port = port
+        self.socket = socket
+        self.user = user
+        self.password = password
+        self.name = name
+    }
+}
+
+extension DatabaseConfiguration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        let place = socket.map { "socket: \($0)" } ?? "host: \(host), port: \(port)"
+        return "DatabaseConfiguration(\(place), user: \(user), password: \(Redacted(password)), name: \(name))"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "host": host, "port": port, "socket": socket as Any, "user": user,
+                "password": Redacted(password).description, "name": name,
+            ])
+    }
+}
+
+/// How a secret shows in descriptions: whether it is set, never its value.
+struct Redacted: CustomStringConvertible {
+    let isSet: Bool
+
+    init(_ secret: String?) {
+        isSet = !(secret ?? "").isEmpty
+    }
+
+    var description: String { isSet ? "<redacted>" : "<unset>" }
+}

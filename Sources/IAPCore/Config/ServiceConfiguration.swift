@@ -1,0 +1,211 @@
+/// Everything iap-fcgi reads from its environment, validated once at start-up.
+/// An empty variable counts as unset. Descriptions and the mirror never show the
+/// database password or the shared secret.
+public struct ServiceConfiguration: Equatable, Sendable {
+    /// `IAP_LISTEN`: unset means the FastCGI socket is fd 0 (spawn-fcgi); a
+    /// value containing "/" is a unix socket path; otherwise `host:port`.
+    public var listen: ListenAddress
+    /// `IAP_DB_HOST`, `IAP_DB_PORT`, `IAP_DB_SOCKET`, `IAP_DB_USER`,
+    /// `IAP_DB_PASSWORD`, `IAP_DB_NAME`; see `DatabaseConfiguration`.
+    public var database: DatabaseConfiguration
+    /// `IAP_BUNDLE_IDS`, required: the bundle ids whose receipts are honoured,
+    /// comma-separated (items trimmed, empty items dropped).
+    public var bundleIDs: [String]
+    /// `IAP_APPLE_PRODUCTION_URL`, default `https://buy.itunes.apple.com/verifyReceipt`.
+    /// Must be https: TLS verification is always on.
+    public var productionURL: String
+    /// `IAP_APPLE_SANDBOX_URL`, default `https://sandbox.itunes.apple.com/verifyReceipt`.
+    /// Must be https: TLS verification is always on.
+    public var sandboxURL: String
+    /// `IAP_CA_FILE`: a PEM bundle of the CAs trusted for Apple's endpoints.
+    /// Default nil: the system CA bundle.
+    public var caFile: String?
+    /// `IAP_APPLE_TIMEOUT_MS`: the limit on one call to Apple, connection
+    /// included, in milliseconds. Default 15000, allowed 100...120000.
+    public var appleTimeoutMs: Int
+    /// `IAP_SHARED_SECRET`: the App Store shared secret, sent as `password`.
+    /// Default nil (unset or empty). Never logged.
+    public var sharedSecret: String?
+    /// `IAP_SANDBOX_POLICY`: `review` (default), `always` or `never`.
+    public var sandboxPolicy: SandboxPolicy
+    /// `IAP_ACCEPT_THREADS`: threads accepting and serving FastCGI requests.
+    /// Default 8, allowed 1...256.
+    public var acceptThreads: Int
+
+    public static let defaultProductionURL = "https://buy.itunes.apple.com/verifyReceipt"
+    public static let defaultSandboxURL = "https://sandbox.itunes.apple.com/verifyReceipt"
+    public static let defaultAppleTimeoutMs = 15000
+    public static let appleTimeoutMsRange = 100...120_000
+    public static let defaultAcceptThreads = 8
+    public static let acceptThreadsRange = 1...256
+
+    public init(
+        listen: ListenAddress = .inheritedSocket,
+        database: DatabaseConfiguration = DatabaseConfiguration(),
+        bundleIDs: [String],
+        productionURL: String = defaultProductionURL,
+        sandboxURL: String = defaultSandboxURL,
+        caFile: String? = nil,
+        appleTimeoutMs: Int = defaultAppleTimeoutMs,
+        sharedSecret: String? = nil,
+        sandboxPolicy: SandboxPolicy = .review,
+        acceptThreads: Int = defaultAcceptThreads
+    ) {
+        self.listen = listen
+        self.database = database
+        self.bundleIDs = bundleIDs
+        self.productionURL = productionURL
+        self.sandboxURL = sandboxURL
+        self.caFile = caFile
+        self.appleTimeoutMs = appleTimeoutMs
+        self.sharedSecret = sharedSecret
+        self.sandboxPolicy = sandboxPolicy
+        self.acceptThreads = acceptThreads
+    }
+
+    /// Reads and validates the environment (pass `ProcessInfo.processInfo.environment`).
+    /// - Throws: the first bad variable, named in the error.
+    public static func fromEnvironment(_ env: [String: String]) throws(ConfigurationError) -> ServiceConfiguration {
+        let reader = EnvironmentReader(env)
+
+        var listen = ListenAddress.inheritedSocket
+        if let text = reader["IAP_LISTEN"] {
+            guard let address = ListenAddress(text) else {
+                throw .invalid(
+                    "IAP_LISTEN",
+                    "must be host:port (e.g. 127.0.0.1:9000) or a unix socket path containing \"/\""
+                        + " of at most \(ListenAddress.maxUnixPathBytes) bytes",
+                    got: text)
+            }
+            listen = address
+        }
+
+        let database = DatabaseConfiguration(
+            host: reader["IAP_DB_HOST"] ?? "127.0.0.1",
+            port: try reader.integer("IAP_DB_PORT", default: 3306, in: 1...65535, "must be a TCP port from 1 to 65535"),
+            socket: reader["IAP_DB_SOCKET"],
+            user: reader["IAP_DB_USER"] ?? "iap",
+            password: reader["IAP_DB_PASSWORD"] ?? "",
+            name: reader["IAP_DB_NAME"] ?? "iap")
+
+        let bundleIDs = (reader["IAP_BUNDLE_IDS"] ?? "")
+            .split(separator: ",")
+            .map { String($0.trimmingSpaces) }
+            .filter { !$0.isEmpty }
+        if bundleIDs.isEmpty {
+            throw ConfigurationError(
+                variable: "IAP_BUNDLE_IDS",
+                problem: "is required: the app bundle ids to accept, comma-separated (e.g. com.example.game)")
+        }
+
+        let sharedSecret = reader["IAP_SHARED_SECRET"]
+        if let secret = sharedSecret, secret.containsSpaceOrControl {
+            throw .invalid(
+                "IAP_SHARED_SECRET",
+                "must not contain spaces, line breaks or control characters (Apple would answer 21004)",
+                got: secret)
+        }
+
+        var sandboxPolicy = SandboxPolicy.review
+        if let text = reader["IAP_SANDBOX_POLICY"] {
+            guard let policy = SandboxPolicy(rawValue: text) else {
+                throw .invalid(
+                    "IAP_SANDBOX_POLICY",
+                    "must be one of " + SandboxPolicy.allCases.map(\.rawValue).joined(separator: ", "),
+                    got: text)
+            }
+            sandboxPolicy = policy
+        }
+
+        return ServiceConfiguration(
+            listen: listen,
+            database: database,
+            bundleIDs: bundleIDs,
+            productionURL: try reader.httpsURL("IAP_APPLE_PRODUCTION_URL", default: defaultProductionURL),
+            sandboxURL: try reader.httpsURL("IAP_APPLE_SANDBOX_URL", default: defaultSandboxURL),
+            caFile: reader["IAP_CA_FILE"],
+            appleTimeoutMs: try reader.integer(
+                "IAP_APPLE_TIMEOUT_MS", default: defaultAppleTimeoutMs, in: appleTimeoutMsRange,
+                "must be a whole number of milliseconds from 100 to 120000"),
+            sharedSecret: sharedSecret,
+            sandboxPolicy: sandboxPolicy,
+            acceptThreads: try reader.integer(
+                "IAP_ACCEPT_THREADS", default: defaultAcceptThreads, in: acceptThreadsRange,
+                "must be a whole number of threads from 1 to 256"))
+    }
+}
+
+extension ServiceConfiguration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    public var description: String {
+        "ServiceConfiguration(listen: \(listen), database: \(database), bundleIDs: \(bundleIDs), "
+            + "productionURL: \(productionURL), sandboxURL: \(sandboxURL), caFile: \(caFile ?? "<system>"), "
+            + "appleTimeoutMs: \(appleTimeoutMs), sharedSecret: \(Redacted(sharedSecret)), "
+            + "sandboxPolicy: \(sandboxPolicy.rawValue), acceptThreads: \(acceptThreads))"
+    }
+
+    public var debugDescription: String { description }
+
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                "listen": listen, "database": database, "bundleIDs": bundleIDs,
+                "productionURL": productionURL, "sandboxURL": sandboxURL, "caFile": caFile as Any,
+                "appleTimeoutMs": appleTimeoutMs, "sharedSecret": Redacted(sharedSecret).description,
+                "sandboxPolicy": sandboxPolicy, "acceptThreads": acceptThreads,
+            ])
+    }
+}
+
+/// Reads variables with the conventions of `ServiceConfiguration`.
+private struct EnvironmentReader {
+    let env: [String: String]
+
+    init(_ env: [String: String]) {
+        self.env = env
+    }
+
+    /// The value of `name`, or nil when it is unset or empty.
+    subscript(name: String) -> String? {
+        guard let value = env[name], !value.isEmpty else { return nil }
+        return value
+    }
+
+    func integer(
+        _ name: String, default defaultValue: Int, in range: ClosedRange<Int>, _ rule: String
+    ) throws(ConfigurationError) -> Int {
+        guard let text = self[name] else { return defaultValue }
+        guard text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+            let value = Int(text), range.contains(value)
+        else { throw .invalid(name, rule, got: text) }
+        return value
+    }
+
+    func httpsURL(_ name: String, default defaultValue: String) throws(ConfigurationError) -> String {
+        guard let text = self[name] else { return defaultValue }
+        let lowercased = text.lowercased()
+        if lowercased.hasPrefix("http://") {
+            throw .invalid(
+                name, "must be an https:// URL: TLS verification cannot be turned off, so http:// is refused",
+                got: text)
+        }
+        guard lowercased.hasPrefix("https://"), text.utf8.count > "https://".utf8.count, !text.containsSpaceOrControl
+        else {
+            throw .invalid(name, "must be an https:// URL, e.g. \(defaultValue)", got: text)
+        }
+        return text
+    }
+}
+
+extension StringProtocol {
+    /// Without leading and trailing whitespace.
+    fileprivate var trimmingSpaces: SubSequence {
+        guard let first = firstIndex(where: { !$0.isWhitespace }), let last = lastIndex(where: { !$0.isWhitespace })
+        else { return self[endIndex...] }
+        return self[first...last]
+    }
+
+    fileprivate var containsSpaceOrControl: Bool {
+        unicodeScalars.contains { $0.properties.isWhitespace || $0.properties.generalCategory == .control }
+    }
+}

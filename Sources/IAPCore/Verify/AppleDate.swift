@@ -1,0 +1,108 @@
+/// Apple's dates, as milliseconds since 1970 UTC, written and read with plain
+/// calendar arithmetic (proleptic Gregorian, UTC only): no Foundation formatter,
+/// no locale, no time zone database.
+public enum AppleDate {
+    /// `2014-07-24T09:11:01Z`: the contract's dates, to the second.
+    public static func iso8601(ms: Int64) -> String {
+        let time = CivilTime(ms: ms)
+        return "\(time.dateText)T\(time.timeText)Z"
+    }
+
+    /// `2014-07-24 09:11:01.000`: a UTC value for a `DATETIME(3)` column.
+    public static func sqlDateTime(ms: Int64) -> String {
+        let time = CivilTime(ms: ms)
+        return "\(time.dateText) \(time.timeText).\(pad(time.millisecond, 3))"
+    }
+
+    /// Reads Apple's `"2014-07-24 09:11:01 Etc/GMT"` (the zone may also be `GMT`,
+    /// `UTC`, `Etc/UTC` or absent). Other zones, such as the `_pst` twins'
+    /// `America/Los_Angeles`, are not read: nil.
+    public static func milliseconds(fromAppleDate text: String) -> Int64? {
+        let parts = text.split(separator: " ", omittingEmptySubsequences: true)
+        guard parts.count == 2 || parts.count == 3 else { return nil }
+        if parts.count == 3, !utcZoneNames.contains(String(parts[2])) { return nil }
+        let date = parts[0].split(separator: "-", omittingEmptySubsequences: false)
+        let time = parts[1].split(separator: ":", omittingEmptySubsequences: false)
+        guard date.count == 3, time.count == 3,
+              let year = digits(date[0], count: 4), let month = digits(date[1], count: 2),
+              let day = digits(date[2], count: 2), let hour = digits(time[0], count: 2),
+              let minute = digits(time[1], count: 2), let second = digits(time[2], count: 2),
+              (1...12).contains(month), (1...daysInMonth(month, year: year)).contains(day),
+              hour < 24, minute < 60, second < 60
+        else { return nil }
+        let days = daysSinceEpoch(year: Int64(year), month: Int64(month), day: Int64(day))
+        let seconds = days * 86_400 + Int64(hour * 3600 + minute * 60 + second)
+        return seconds * 1000
+    }
+
+    private static let utcZoneNames: Set<String> = ["Etc/GMT", "GMT", "UTC", "Etc/UTC"]
+
+    private static func digits(_ text: Substring, count: Int) -> Int? {
+        guard text.count == count, text.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        return Int(text)
+    }
+
+    private static func isLeapYear(_ year: Int) -> Bool {
+        (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
+    }
+
+    private static func daysInMonth(_ month: Int, year: Int) -> Int {
+        switch month {
+        case 2: return isLeapYear(year) ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// Days from 1970-01-01 to a civil date (Howard Hinnant's `days_from_civil`).
+    static func daysSinceEpoch(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    fileprivate static func pad(_ value: Int64, _ width: Int) -> String {
+        let text = String(value)
+        return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
+    }
+}
+
+/// A moment split into its UTC calendar fields.
+private struct CivilTime {
+    let year, month, day, hour, minute, second, millisecond: Int64
+
+    init(ms: Int64) {
+        let days = floorDivide(ms, 86_400_000)
+        let msOfDay = ms - days * 86_400_000
+        // Howard Hinnant's `civil_from_days`.
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let shiftedMonth = (5 * dayOfYear + 2) / 153
+        day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
+        month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
+        year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        hour = msOfDay / 3_600_000
+        minute = msOfDay / 60_000 % 60
+        second = msOfDay / 1000 % 60
+        millisecond = msOfDay % 1000
+    }
+
+    var dateText: String {
+        "\(AppleDate.pad(year, 4))-\(AppleDate.pad(month, 2))-\(AppleDate.pad(day, 2))"
+    }
+
+    var timeText: String {
+        "\(AppleDate.pad(hour, 2)):\(AppleDate.pad(minute, 2)):\(AppleDate.pad(second, 2))"
+    }
+}
+
+private func floorDivide(_ value: Int64, _ divisor: Int64) -> Int64 {
+    let quotient = value / divisor
+    return value % divisor < 0 ? quotient - 1 : quotient
+}

@@ -1,0 +1,94 @@
+import IAPCore
+import MariaDB
+
+/// Step 6 of a verification: every transaction of an admitted receipt, in one
+/// database transaction, exactly once across all requests.
+struct Delivery {
+    let connection: MariaDBConnection
+
+    /// What a verification brings to delivery.
+    struct Input {
+        let receiptID: UInt64
+        let userID: String
+        let orderID: String?
+        let environment: AppleEnvironment
+        let appleAnswer: [UInt8]?
+        let appleStatus: Int
+        let transactions: ReceiptTransactions
+    }
+
+    /// A deadlock or a lock wait timeout rolls the work back; it is run again this
+    /// many times in all before the request answers `retry_later`.
+    static let attempts = 3
+
+    func deliver(_ input: Input) throws -> [TransactionAnswer] {
+        var attempt = 1
+        while true {
+            do {
+                return try connection.transaction { try deliverOnce(input) }
+            } catch let error as MariaDBError where (error.code == 1213 || error.code == 1205) && attempt < Self.attempts {
+                attempt += 1
+            }
+        }
+    }
+
+    private func deliverOnce(_ input: Input) throws -> [TransactionAnswer] {
+        let now = Timestamp.now()
+        let transactions = TransactionStore(connection: connection)
+        try ReceiptStore(connection: connection).recordAppleAnswer(
+            receiptID: input.receiptID, environment: input.environment, appleStatus: input.appleStatus,
+            answer: input.appleAnswer, completed: true, at: now)
+        // Locking the order serialises requests that could both bind to it.
+        let order = try input.orderID.flatMap { orderID throws(MariaDBError) in
+            try OrderStore(connection: connection).order(orderID, lockingForUpdate: true)
+        }
+        var binding = OrderBinding(order: order)
+        var answers: [TransactionAnswer] = []
+        for transaction in input.transactions.transactions {
+            if transaction.isRefunded {
+                answers.append(try refund(transaction, input: input, store: transactions, at: now))
+                continue
+            }
+            let boundOrderID = binding.claim(for: transaction)
+            let orderID = boundOrderID ?? OrderID.make()
+            if try transactions.insertDelivered(
+                transaction, orderID: orderID, userID: input.userID, environment: input.environment,
+                receiptID: input.receiptID, at: now)
+            {
+                if let boundOrderID {
+                    try transactions.markOrderDelivered(boundOrderID, at: now)
+                } else {
+                    try transactions.insertReceiptOrder(
+                        orderID: orderID, userID: input.userID, productID: transaction.productID, at: now)
+                }
+                answers.append(TransactionAnswer(transaction: transaction, state: .delivered, orderID: orderID))
+            } else {
+                if boundOrderID != nil { binding = OrderBinding(order: order) }
+                let existing = try transactions.existing(transaction.transactionID)
+                let state: TransactionState = existing?.state == "refunded" ? .refunded : .alreadyDelivered
+                // Another user's order id is theirs: it is not shown.
+                let shownOrderID = existing?.userID == input.userID ? existing?.orderID : nil
+                answers.append(TransactionAnswer(transaction: transaction, state: state, orderID: shownOrderID))
+            }
+        }
+        return answers
+    }
+
+    /// A refunded transaction is never delivered; one delivered before is marked
+    /// refunded now, with its order.
+    private func refund(
+        _ transaction: AppleTransaction, input: Input, store: TransactionStore, at now: Timestamp
+    ) throws -> TransactionAnswer {
+        if try store.insertRefunded(
+            transaction, userID: input.userID, environment: input.environment, receiptID: input.receiptID, at: now)
+        {
+            return TransactionAnswer(transaction: transaction, state: .refunded, orderID: nil)
+        }
+        let existing = try store.existing(transaction.transactionID)
+        if let existing, existing.state != "refunded" {
+            try store.markRefunded(transaction, orderID: existing.orderID, at: now)
+        }
+        let shownOrderID = existing?.userID == input.userID ? existing?.orderID : nil
+        return TransactionAnswer(transaction: transaction, state: .refunded, orderID: shownOrderID)
+    }
+}

@@ -1,0 +1,14 @@
+import FastCGI
+
+/// A request as nginx handed it over: what the routes need, read once.
+struct HTTPRequest: Sendable {
+    let method: String
+    /// The path without the query string.
+    let path: String
+    let query: String
+    let body: [UInt8]
+    /// The client's address as nginx saw it.
+    let clientAddress: String?
+    /// nginx's `$request_id`, to match log lines on both sides.
+    let requestID: String
+}

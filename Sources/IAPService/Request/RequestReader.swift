@@ -1,0 +1,32 @@
+import FastCGI
+import IAPCore
+
+/// Turns an accepted FastCGI request into an `HTTPRequest`, enforcing the body
+/// limit of the contract.
+enum RequestReader {
+    /// Bodies over 2 MiB are refused with 413 `body_too_large`.
+    static let bodyLimit = 2 << 20
+
+    /// The start of a request: enough to log it and answer an error.
+    struct Head: Sendable {
+        let method: String
+        let path: String
+        let requestID: String
+    }
+
+    static func head(of exchange: FastCGIExchange) -> Head {
+        let method = exchange.parameter("REQUEST_METHOD") ?? "GET"
+        let uri = exchange.parameter("DOCUMENT_URI") ?? exchange.parameter("REQUEST_URI") ?? "/"
+        let path = uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? "/"
+        let requestID = exchange.parameter("REQUEST_ID") ?? "-"
+        return Head(method: method, path: path, requestID: requestID)
+    }
+
+    /// Reads the body; throws `body_too_large` past the limit.
+    static func read(_ exchange: FastCGIExchange, head: Head) throws(APIError) -> HTTPRequest {
+        guard let body = exchange.readBody(limit: bodyLimit) else { throw APIError.bodyTooLarge }
+        return HTTPRequest(
+            method: head.method, path: head.path, query: exchange.parameter("QUERY_STRING") ?? "",
+            body: body, clientAddress: exchange.parameter("REMOTE_ADDR"), requestID: head.requestID)
+    }
+}

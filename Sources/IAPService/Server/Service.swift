@@ -1,0 +1,82 @@
+import FastCGI
+import Glibc
+import IAPCore
+import MariaDB
+
+/// The whole service: accept threads that read requests and answer the quick
+/// routes on their own database connection, Apple's client thread holding every
+/// call to verifyReceipt, and delivery threads that finish verifications.
+public final class Service: Sendable {
+    private let configuration: ServiceConfiguration
+    private let listener: FastCGIListener
+    private let router: Router
+    private let apple: AppleClient
+    private let inflight = InflightCounter()
+    private let signals: ShutdownSignals
+
+    /// Delivery threads: each holds a database connection for the step after Apple.
+    static let deliveryThreads = 4
+    /// How long a stopping service waits for requests it holds, in seconds.
+    static let shutdownGraceSeconds = 30
+
+    public init(configuration: ServiceConfiguration) throws {
+        // Before any thread starts, so that every thread inherits the blocked signals.
+        signals = ShutdownSignals()
+        self.configuration = configuration
+        MariaDBConnection.initialiseLibrary()
+        switch configuration.listen {
+        case .inheritedSocket:
+            listener = try FastCGIListener.inherited()
+        case .unix(let path):
+            listener = try FastCGIListener.open(path, isUnixPath: true)
+        case .tcp(let host, let port):
+            listener = try FastCGIListener.open("\(host.contains(":") ? "[\(host)]" : host):\(port)", isUnixPath: false)
+        }
+        let database = Database(configuration: configuration.database)
+        let settings = SettingsCache()
+        settings.startRefreshing(from: database)
+        apple = try AppleClient(endpoints: AppleEndpoints(
+            productionURL: configuration.productionURL, sandboxURL: configuration.sandboxURL,
+            caFile: configuration.caFile, timeoutMs: configuration.appleTimeoutMs,
+            sharedSecret: configuration.sharedSecret))
+        let verification = Verification(
+            bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy, settings: settings)
+        verification.startWorkers(count: Self.deliveryThreads, database: database)
+        router = Router(
+            orders: OrdersRoute(), verify: VerifyRoute(apple: apple, verification: verification),
+            version: VersionRoute(settings: settings), health: HealthRoute())
+    }
+
+    /// Serves until SIGTERM or SIGINT, then stops accepting, finishes what it
+    /// holds (for at most `shutdownGraceSeconds`) and returns.
+    public func run() {
+        apple.start()
+        let database = Database(configuration: configuration.database)
+        let acceptThreads = (0..<configuration.acceptThreads).map { _ in
+            startThread { [self] in
+                acceptLoop(worker: WorkerContext(database: database))
+            }
+        }
+        Log.event("serving on \(configuration.listen) with \(configuration.acceptThreads) accept threads")
+        let signal = signals.wait()
+        Log.event("signal \(signal): no new requests; finishing \(inflight.current) under way")
+        listener.stopAccepting()
+        acceptThreads.forEach(joinThread)
+        let drained = inflight.waitUntilIdle(seconds: Self.shutdownGraceSeconds)
+        apple.stop()
+        Log.event(drained ? "stopped" : "stopped with \(inflight.current) requests unanswered")
+    }
+
+    private func acceptLoop(worker: WorkerContext) {
+        while let exchange = listener.accept() {
+            let head = RequestReader.head(of: exchange)
+            let responder = Responder(exchange: exchange, head: head, inflight: inflight)
+            do {
+                let request = try RequestReader.read(exchange, head: head)
+                router.handle(request, responder: responder, worker: worker)
+            } catch {
+                responder.send(.error(error))
+            }
+        }
+    }
+}

@@ -1,0 +1,38 @@
+import IAPCore
+import MariaDB
+
+/// Opens MariaDB connections for the service's threads; each thread owns one.
+struct Database: Sendable {
+    let configuration: DatabaseConfiguration
+
+    func connection() -> MariaDBConnection {
+        MariaDBConnection(
+            options: ConnectionOptions(
+                host: configuration.host, port: configuration.port, socket: configuration.socket,
+                user: configuration.user, password: configuration.password, database: configuration.name))
+    }
+}
+
+extension MariaDBError {
+    /// How a route answers a database failure: the database is down or busy (503,
+    /// the client retries), or our statement is wrong (500).
+    var apiError: APIError {
+        let busy: Set<UInt32> = [1040, 1205, 1213, 1045, 1049]
+        return isConnectionLost || busy.contains(code) || (2000..<3000).contains(code)
+            ? .databaseUnavailable : .internalError
+    }
+}
+
+/// The current time in the two forms the tables and the answers use.
+struct Timestamp {
+    let milliseconds: Int64
+
+    static func now() -> Timestamp {
+        Timestamp(milliseconds: Clock.wallMilliseconds())
+    }
+
+    /// `2026-11-22 08:00:00.123`, for DATETIME(3) columns (UTC).
+    var sql: String { AppleDate.sqlDateTime(ms: milliseconds) }
+    /// `2026-11-22T08:00:00Z`, for answers.
+    var iso: String { AppleDate.iso8601(ms: milliseconds) }
+}

@@ -1,0 +1,63 @@
+import Glibc
+import MariaDB
+
+/// The operator's switches (`settings` table), kept in memory and read again
+/// every two seconds by a thread of its own, so that a change made in SQL takes
+/// effect within the contract's five seconds and no request waits on a query.
+final class SettingsCache: @unchecked Sendable {
+    struct Snapshot: Sendable, Equatable {
+        /// The app version in App Review; empty when none.
+        var reviewVersion = ""
+        /// Users whose sandbox receipts are honoured.
+        var sandboxUsers: [String] = []
+    }
+
+    static let refreshIntervalSeconds: UInt32 = 2
+    private let snapshot = Locked(Snapshot())
+
+    var current: Snapshot { snapshot.withLock { $0 } }
+
+    /// Reads the settings once now, then keeps refreshing on its own thread.
+    func startRefreshing(from database: Database) {
+        let connection = database.connection()
+        refresh(connection)
+        startThread { [self] in
+            while true {
+                sleep(Self.refreshIntervalSeconds)
+                refresh(connection)
+            }
+        }
+    }
+
+    private func refresh(_ connection: MariaDBConnection) {
+        do {
+            let rows = try connection.execute(
+                "SELECT name, value FROM settings WHERE name IN ('review_version', 'sandbox_users')"
+            ).rows
+            var next = Snapshot()
+            for row in rows {
+                let value = row[1] ?? ""
+                switch row[0] {
+                case "review_version":
+                    next.reviewVersion = value.trimmingSpaces
+                case "sandbox_users":
+                    next.sandboxUsers = value.split(separator: ",").map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
+                default:
+                    break
+                }
+            }
+            snapshot.withLock { $0 = next }
+        } catch {
+            // Keep the last values; the next refresh tries again.
+            Log.event("settings refresh failed: \(error)")
+        }
+    }
+}
+
+extension String {
+    /// The string without leading and trailing spaces and tabs.
+    var trimmingSpaces: String {
+        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" }
+        return String(self.drop(while: isSpace).reversed().drop(while: isSpace).reversed())
+    }
+}

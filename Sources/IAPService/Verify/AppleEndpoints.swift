@@ -1,0 +1,31 @@
+import IAPCore
+
+/// Where and how verifyReceipt is called (from the configuration).
+struct AppleEndpoints: Sendable {
+    let productionURL: String
+    let sandboxURL: String
+    /// nil: the system CA bundle.
+    let caFile: String?
+    let timeoutMs: Int
+    /// Sent as `password`; never logged.
+    let sharedSecret: String?
+    let retryPolicy = AppleRetryPolicy()
+
+    /// A connection must be made within this (or the total timeout, if shorter).
+    var connectTimeoutMs: Int { min(timeoutMs, 5000) }
+
+    func url(for environment: AppleEnvironment) -> String {
+        environment == .production ? productionURL : sandboxURL
+    }
+
+    /// The verifyReceipt request body: `receipt-data`, `password` when a shared
+    /// secret is configured, and `exclude-old-transactions`.
+    func requestBody(receiptBase64: String) -> [UInt8] {
+        var body: JSONObject = ["receipt-data": .string(receiptBase64)]
+        if let sharedSecret {
+            body.members.append((key: "password", value: .string(sharedSecret)))
+        }
+        body.members.append((key: "exclude-old-transactions", value: .bool(true)))
+        return JSONValue.object(body).serialized()
+    }
+}

@@ -1,0 +1,161 @@
+import CMariaDB
+
+/// Connector/C's global state must be set up once, before threads open connections.
+private let libraryInitialised: Bool = mysql_server_init(0, nil, nil) == 0
+
+/// One connection to MariaDB, used by one thread at a time.
+///
+/// Every statement goes through a prepared statement that is prepared once and
+/// kept for the connection's life. A lost connection (server down, restarted,
+/// network drop) is closed and opened again on the next call, so the service
+/// recovers by itself once the server is back.
+///
+/// Sendable only so that it can be handed to the thread that will own it: it is
+/// never used by two threads at once.
+public final class MariaDBConnection: @unchecked Sendable {
+    private let options: ConnectionOptions
+    private var handle: UnsafeMutablePointer<MYSQL>?
+    private var statements: [String: PreparedStatement] = [:]
+
+    public init(options: ConnectionOptions) {
+        self.options = options
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Sets up Connector/C for the process. Call once from the main thread before
+    /// starting threads that open connections.
+    public static func initialiseLibrary() {
+        precondition(libraryInitialised, "mysql_server_init failed")
+    }
+
+    /// Opens the connection if it is not open.
+    public func open() throws(MariaDBError) {
+        if handle != nil { return }
+        MariaDBConnection.initialiseLibrary()
+        guard let connection = mysql_init(nil) else {
+            throw MariaDBError(code: 2008, sqlState: "HY000", function: "mysql_init", message: "out of memory")
+        }
+        _ = CMariaDB_set_uint_option(connection, MYSQL_OPT_CONNECT_TIMEOUT, options.connectTimeoutSeconds)
+        _ = CMariaDB_set_uint_option(connection, MYSQL_OPT_READ_TIMEOUT, options.readWriteTimeoutSeconds)
+        _ = CMariaDB_set_uint_option(connection, MYSQL_OPT_WRITE_TIMEOUT, options.readWriteTimeoutSeconds)
+        _ = CMariaDB_set_string_option(connection, MYSQL_SET_CHARSET_NAME, "utf8mb4")
+        // Sessions work in UTC: every DATETIME column of the schema is UTC.
+        _ = CMariaDB_set_string_option(connection, MYSQL_INIT_COMMAND, "SET time_zone = '+00:00'")
+        let flags = options.allowsMultipleStatements ? UInt(CLIENT_MULTI_STATEMENTS) : 0
+        let socket = options.socket
+        let connected = socket.withOptionalCString { socketPath in
+            mysql_real_connect(
+                connection, options.host, options.user, options.password, options.database,
+                UInt32(options.port), socketPath, flags)
+        }
+        guard connected != nil else {
+            let error = MariaDBError.from(connection, "mysql_real_connect")
+            mysql_close(connection)
+            throw error
+        }
+        handle = connection
+    }
+
+    /// Closes the connection and forgets its prepared statements.
+    public func close() {
+        for statement in statements.values {
+            statement.close()
+        }
+        statements.removeAll()
+        if let handle {
+            mysql_close(handle)
+        }
+        handle = nil
+    }
+
+    public var isOpen: Bool { handle != nil }
+
+    /// Runs one statement with `?` placeholders bound to `parameters`.
+    @discardableResult
+    public func execute(_ sql: String, _ parameters: [SQLValue] = []) throws(MariaDBError) -> SQLResult {
+        try open()
+        do {
+            return try preparedStatement(for: sql).execute(parameters)
+        } catch {
+            if error.isConnectionLost { close() }
+            throw error
+        }
+    }
+
+    /// Runs `body` inside a database transaction: committed when it returns,
+    /// rolled back when it throws (and the error rethrown).
+    public func transaction<Result>(_ body: () throws -> Result) throws -> Result {
+        try execute("START TRANSACTION")
+        let result: Result
+        do {
+            result = try body()
+        } catch {
+            rollback()
+            throw error
+        }
+        try commit()
+        return result
+    }
+
+    /// Runs a script of several statements (the migrations: trusted files, never
+    /// request data). Needs `allowsMultipleStatements`.
+    public func executeScript(_ sql: String) throws(MariaDBError) {
+        try open()
+        guard let handle else { throw MariaDBError.notConnected }
+        let bytes = Array(sql.utf8)
+        if mysql_real_query(handle, bytes, UInt(bytes.count)) != 0 {
+            throw failure(handle, "mysql_real_query")
+        }
+        while true {
+            if let result = mysql_store_result(handle) {
+                mysql_free_result(result)
+            } else if mysql_field_count(handle) != 0 {
+                throw failure(handle, "mysql_store_result")
+            }
+            let next = mysql_next_result(handle)
+            if next == -1 { return }
+            if next > 0 { throw failure(handle, "mysql_next_result") }
+        }
+    }
+
+    private func commit() throws(MariaDBError) {
+        guard let handle else { throw MariaDBError.notConnected }
+        if mysql_commit(handle) != 0 {
+            throw failure(handle, "mysql_commit")
+        }
+    }
+
+    private func rollback() {
+        guard let handle else { return }
+        if mysql_rollback(handle) != 0 {
+            // A connection that cannot roll back is in an unknown state: drop it.
+            close()
+        }
+    }
+
+    private func failure(_ handle: UnsafeMutablePointer<MYSQL>, _ function: String) -> MariaDBError {
+        let error = MariaDBError.from(handle, function)
+        if error.isConnectionLost { close() }
+        return error
+    }
+
+    private func preparedStatement(for sql: String) throws(MariaDBError) -> PreparedStatement {
+        if let statement = statements[sql] { return statement }
+        guard let handle else { throw MariaDBError.notConnected }
+        let statement = try PreparedStatement(connection: handle, sql: sql)
+        statements[sql] = statement
+        return statement
+    }
+}
+
+extension Optional where Wrapped == String {
+    fileprivate func withOptionalCString<Result>(_ body: (UnsafePointer<CChar>?) -> Result) -> Result {
+        switch self {
+        case .some(let string): return string.withCString { body($0) }
+        case .none: return body(nil)
+        }
+    }
+}

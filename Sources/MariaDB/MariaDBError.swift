@@ -1,0 +1,58 @@
+import CMariaDB
+
+/// An error from MariaDB Connector/C, carrying the server's or the client
+/// library's error number and the C function that failed.
+///
+/// `description` is generic on purpose: it can reach a log line, and the server's
+/// message may quote SQL or values. The detail is in `debugDescription`.
+public struct MariaDBError: Error, CustomStringConvertible, CustomDebugStringConvertible, Sendable {
+    /// The error number (`mysql_errno`, `mysql_stmt_errno`), e.g. 1062 for a duplicate key.
+    public let code: UInt32
+    public let sqlState: String
+    public let function: String
+    let message: String
+
+    init(code: UInt32, sqlState: String, function: String, message: String) {
+        self.code = code
+        self.sqlState = sqlState
+        self.function = function
+        self.message = message
+    }
+
+    /// True when the connection is unusable and must be opened again: the server
+    /// is down, restarted, or the network dropped.
+    public var isConnectionLost: Bool {
+        switch code {
+        case 2002, 2003, 2005, 2006, 2013, 2026, 2055, 1927, 1053, 4031: return true
+        default: return false
+        }
+    }
+
+    public var description: String {
+        "MariaDB error \(code) (\(sqlState)) in \(function)"
+    }
+
+    public var debugDescription: String {
+        "\(description): \(message)"
+    }
+
+    static func from(_ handle: UnsafeMutablePointer<MYSQL>, _ function: String) -> MariaDBError {
+        MariaDBError(
+            code: mysql_errno(handle),
+            sqlState: String(cString: mysql_sqlstate(handle)),
+            function: function,
+            message: String(cString: mysql_error(handle)))
+    }
+
+    static func from(statement: UnsafeMutablePointer<MYSQL_STMT>, _ function: String) -> MariaDBError {
+        MariaDBError(
+            code: mysql_stmt_errno(statement),
+            sqlState: String(cString: mysql_stmt_sqlstate(statement)),
+            function: function,
+            message: String(cString: mysql_stmt_error(statement)))
+    }
+
+    /// The connection was closed earlier (or never opened) and could not be opened.
+    static let notConnected = MariaDBError(
+        code: 2006, sqlState: "HY000", function: "connect", message: "not connected")
+}

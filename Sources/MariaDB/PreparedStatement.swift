@@ -1,0 +1,146 @@
+import CMariaDB
+
+/// A server-side prepared statement: parameters are bound, never spliced into SQL.
+/// Results are fetched as text, in buffers sized by the server's `max_length`.
+final class PreparedStatement {
+    private let handle: UnsafeMutablePointer<MYSQL_STMT>
+    private let parameterCount: Int
+    private let columnCount: Int
+
+    init(connection: UnsafeMutablePointer<MYSQL>, sql: String) throws(MariaDBError) {
+        guard let statement = mysql_stmt_init(connection) else {
+            throw MariaDBError.from(connection, "mysql_stmt_init")
+        }
+        let bytes = Array(sql.utf8)
+        if mysql_stmt_prepare(statement, bytes, UInt(bytes.count)) != 0 {
+            let error = MariaDBError.from(statement: statement, "mysql_stmt_prepare")
+            mysql_stmt_close(statement)
+            throw error
+        }
+        _ = CMariaDB_stmt_update_max_length(statement)
+        handle = statement
+        parameterCount = Int(mysql_stmt_param_count(statement))
+        columnCount = Int(mysql_stmt_field_count(statement))
+    }
+
+    func close() {
+        mysql_stmt_close(handle)
+    }
+
+    func execute(_ parameters: [SQLValue]) throws(MariaDBError) -> SQLResult {
+        precondition(parameters.count == parameterCount, "statement takes \(parameterCount) parameters")
+        try ParameterBinding.with(parameters) { binds throws(MariaDBError) in
+            if parameterCount > 0, mysql_stmt_bind_param(handle, binds) != 0 {
+                throw MariaDBError.from(statement: handle, "mysql_stmt_bind_param")
+            }
+            if mysql_stmt_execute(handle) != 0 {
+                throw MariaDBError.from(statement: handle, "mysql_stmt_execute")
+            }
+        }
+        let rows = columnCount > 0 ? try fetchRows() : []
+        return SQLResult(
+            rows: rows,
+            affectedRows: columnCount > 0 ? 0 : mysql_stmt_affected_rows(handle),
+            insertID: mysql_stmt_insert_id(handle))
+    }
+
+    private func fetchRows() throws(MariaDBError) -> [[String?]] {
+        if mysql_stmt_store_result(handle) != 0 {
+            throw MariaDBError.from(statement: handle, "mysql_stmt_store_result")
+        }
+        defer { mysql_stmt_free_result(handle) }
+        guard let metadata = mysql_stmt_result_metadata(handle) else {
+            throw MariaDBError.from(statement: handle, "mysql_stmt_result_metadata")
+        }
+        defer { mysql_free_result(metadata) }
+        let fields = mysql_fetch_fields(metadata)!
+        let results = ResultBuffers(capacities: (0..<columnCount).map { max(Int(fields[$0].max_length), 64) + 1 })
+        if mysql_stmt_bind_result(handle, results.binds) != 0 {
+            throw MariaDBError.from(statement: handle, "mysql_stmt_bind_result")
+        }
+        var rows: [[String?]] = []
+        while true {
+            let status = mysql_stmt_fetch(handle)
+            if status == MYSQL_NO_DATA { break }
+            if status == 1 { throw MariaDBError.from(statement: handle, "mysql_stmt_fetch") }
+            rows.append((0..<columnCount).map { results.value(at: $0) })
+        }
+        return rows
+    }
+}
+
+/// Input binds for one execution; the buffers live until `body` returns.
+private enum ParameterBinding {
+    static func with(
+        _ parameters: [SQLValue], _ body: (UnsafeMutablePointer<MYSQL_BIND>) throws(MariaDBError) -> Void
+    ) throws(MariaDBError) {
+        let binds = UnsafeMutablePointer<MYSQL_BIND>.allocate(capacity: max(parameters.count, 1))
+        binds.initialize(repeating: MYSQL_BIND(), count: max(parameters.count, 1))
+        var buffers: [UnsafeMutableRawPointer] = []
+        defer {
+            buffers.forEach { $0.deallocate() }
+            binds.deallocate()
+        }
+        for (index, parameter) in parameters.enumerated() {
+            switch parameter {
+            case .null:
+                binds[index].buffer_type = MYSQL_TYPE_NULL
+            case .text(let text):
+                let bytes = Array(text.utf8)
+                let buffer = UnsafeMutableRawPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
+                bytes.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
+                buffers.append(buffer)
+                binds[index].buffer_type = MYSQL_TYPE_STRING
+                binds[index].buffer = buffer
+                binds[index].buffer_length = UInt(bytes.count)
+            case .integer(let value):
+                let buffer = UnsafeMutableRawPointer.allocate(byteCount: 8, alignment: 8)
+                buffer.storeBytes(of: value, as: Int64.self)
+                buffers.append(buffer)
+                binds[index].buffer_type = MYSQL_TYPE_LONGLONG
+                binds[index].buffer = buffer
+            }
+        }
+        try body(binds)
+    }
+}
+
+/// Output binds: every column fetched as a string into a buffer of its own.
+private final class ResultBuffers {
+    let binds: UnsafeMutablePointer<MYSQL_BIND>
+    private let count: Int
+    private let lengths: UnsafeMutablePointer<UInt>
+    private let nulls: UnsafeMutablePointer<my_bool>
+    private let buffers: [UnsafeMutableRawPointer]
+
+    init(capacities: [Int]) {
+        count = capacities.count
+        binds = .allocate(capacity: count)
+        binds.initialize(repeating: MYSQL_BIND(), count: count)
+        lengths = .allocate(capacity: count)
+        lengths.initialize(repeating: 0, count: count)
+        nulls = .allocate(capacity: count)
+        nulls.initialize(repeating: 0, count: count)
+        buffers = capacities.map { UnsafeMutableRawPointer.allocate(byteCount: $0, alignment: 1) }
+        for index in 0..<count {
+            binds[index].buffer_type = MYSQL_TYPE_STRING
+            binds[index].buffer = buffers[index]
+            binds[index].buffer_length = UInt(capacities[index])
+            binds[index].length = lengths + index
+            binds[index].is_null = nulls + index
+        }
+    }
+
+    deinit {
+        buffers.forEach { $0.deallocate() }
+        binds.deallocate()
+        lengths.deallocate()
+        nulls.deallocate()
+    }
+
+    func value(at index: Int) -> String? {
+        if nulls[index] != 0 { return nil }
+        let length = min(Int(lengths[index]), Int(binds[index].buffer_length))
+        return String(decoding: UnsafeRawBufferPointer(start: buffers[index], count: length), as: UTF8.self)
+    }
+}

@@ -1,0 +1,724 @@
+#!/usr/bin/env python3
+"""App Store verifyReceipt simulator for iap-fcgi's tests, local runs and benchmarks.
+
+  POST https://127.0.0.1:PRODUCTION/verifyReceipt   answers like buy.itunes.apple.com
+  POST https://127.0.0.1:SANDBOX/verifyReceipt      answers like sandbox.itunes.apple.com
+  http://127.0.0.1:CONTROL: GET|POST /control (faults, JSON; keys left out keep their value),
+                            GET /stats, POST /stats/reset
+
+Control keys:
+  latency_ms       each answer leaves this long after its request arrived (requests do not queue)
+  force_status     answer {"status": N} without looking at the receipt
+  drop_connection  read the request, then close the connection without answering
+  fail_next        N > 0: only the next N requests get the fault (force_status, else a drop, else 21005),
+                   then the fault clears; 0: force_status / drop_connection apply until cleared
+  is_retryable     true/false: forced answers carry it under retryable_key; null: they do not
+  retryable_key    "is-retryable" (default) or "is_retryable" (Apple spells it both ways)
+  fault_env        "both" (default), "production" or "sandbox": the endpoints the faults and latency hit
+  shared_secret    when set, a request whose "password" is missing or different gets 21004
+  tls              "trusted" (CA-issued certificate) or "untrusted" (self-signed), for new connections
+  reset            true: everything back to the command-line settings, counters zeroed
+
+Receipts are made by receipts.py in this folder. One asyncio process (uvloop when importable); it logs
+nothing per request. See README.md.
+"""
+import argparse
+import asyncio
+import json
+import os
+import resource
+import signal
+import ssl
+import sys
+import time
+from datetime import datetime, timezone
+from functools import lru_cache
+from zoneinfo import ZoneInfo
+
+import receipts
+
+ENVIRONMENTS = ("production", "sandbox")
+MAX_HEAD = 64 * 1024
+MAX_BODY = 8 * 1024 * 1024
+RECEIPT_CACHE_SIZE = 4096
+DROP = object()  # a fault: close the connection instead of answering
+
+
+# ---------- Apple's answers ----------
+
+_PACIFIC = ZoneInfo("America/Los_Angeles")
+
+
+@lru_cache(maxsize=8192)
+def _formatted_second(seconds):
+    """Apple's two spellings of one second: "2014-07-24 09:11:01 Etc/GMT" and its Los Angeles twin."""
+    moment = datetime.fromtimestamp(seconds, timezone.utc)
+    return (moment.strftime("%Y-%m-%d %H:%M:%S Etc/GMT"),
+            moment.astimezone(_PACIFIC).strftime("%Y-%m-%d %H:%M:%S America/Los_Angeles"))
+
+
+def apple_date(name, ms):
+    """Apple's date triple: name, name_ms and name_pst, all strings."""
+    gmt, pacific = _formatted_second(ms // 1000)
+    return {name: gmt, name + "_ms": str(ms), name + "_pst": pacific}
+
+
+def _compact(value):
+    return json.dumps(value, separators=(",", ":"))
+
+
+_STATUS_ONLY = {}
+
+
+def status_only(status):
+    """The bytes of {"status": N}, made once per status."""
+    body = _STATUS_ONLY.get(status)
+    if body is None:
+        body = _STATUS_ONLY[status] = _compact({"status": status}).encode()
+    return body
+
+
+class VerifiedReceipt:
+    """A receipt whose signature checked out, with its status-0 answer serialised once.
+
+    The answer of an app receipt differs between requests only in request_date, so it is kept as the
+    JSON before and after that field; an iOS 6 answer has no request date and is kept whole.
+    """
+    __slots__ = ("sandbox", "head", "tail")
+
+    def __init__(self, payload):
+        self.sandbox = payload["environment"] == "Sandbox"
+        if payload["kind"] == "ios6":
+            self.head, self.tail = _compact({"status": 0, "receipt": self._ios6(payload)}).encode(), None
+            return
+        production = not self.sandbox
+        before = {"receipt_type": "Production" if production else "ProductionSandbox",
+                  "adam_id": payload["app_item_id"], "app_item_id": payload["app_item_id"],
+                  "bundle_id": payload["bundle_id"], "application_version": payload["application_version"],
+                  "download_id": payload["download_id"],
+                  "version_external_identifier": payload["version_external_identifier"],
+                  **apple_date("receipt_creation_date", payload["receipt_creation_ms"])}
+        after = {**apple_date("original_purchase_date", payload["original_purchase_ms"]),
+                 "original_application_version": payload["original_application_version"],
+                 "in_app": [self._in_app(p) for p in payload["in_app"]]}
+        environment = "Production" if production else "Sandbox"
+        # '{"status":0,...,"receipt":{...before' + request_date + ',after...}}'
+        self.head = ('{"status":0,"environment":"%s","receipt":%s' % (environment, _compact(before)[:-1])).encode()
+        self.tail = ("," + _compact(after)[1:] + "}").encode()
+
+    def answer(self, now_ms):
+        if self.tail is None:
+            return self.head
+        gmt, pacific = _formatted_second(now_ms // 1000)
+        request_date = ',"request_date":"%s","request_date_ms":"%d","request_date_pst":"%s"' % (gmt, now_ms, pacific)
+        return b"".join((self.head, request_date.encode(), self.tail))
+
+    @staticmethod
+    def _transaction(p):
+        fields = {"quantity": str(p["quantity"]), "product_id": p["product_id"],
+                  "transaction_id": p["transaction_id"], "original_transaction_id": p["original_transaction_id"],
+                  **apple_date("purchase_date", p["purchase_ms"]),
+                  **apple_date("original_purchase_date", p["purchase_ms"])}
+        return fields
+
+    @classmethod
+    def _in_app(cls, p):
+        fields = cls._transaction(p)
+        fields["is_trial_period"] = "false"
+        cls._add_cancellation(fields, p)
+        return fields
+
+    @classmethod
+    def _ios6(cls, payload):
+        fields = {"bid": payload["bid"], "bvrs": payload["bvrs"], "item_id": payload["item_id"],
+                  **cls._transaction(payload["purchase"]),
+                  "unique_identifier": payload["unique_identifier"],
+                  "unique_vendor_identifier": payload["unique_vendor_identifier"]}
+        cls._add_cancellation(fields, payload["purchase"])
+        return fields
+
+    @staticmethod
+    def _add_cancellation(fields, p):
+        if p.get("cancellation_ms") is not None:
+            fields.update(apple_date("cancellation_date", p["cancellation_ms"]))
+            fields["cancellation_reason"] = "0"
+
+
+class Verifier:
+    """verifyReceipt's logic: a request body in, (status, answer bytes) out."""
+
+    def __init__(self):
+        # receipt-data string -> VerifiedReceipt or the failure status; the service sends one receipt
+        # more than once (production, then sandbox; retries), so each is decoded and serialised once.
+        self.cache = {}
+
+    def verify(self, environment, body, shared_secret):
+        try:
+            request = json.loads(body)
+        except ValueError:
+            return 21000, status_only(21000)
+        if not isinstance(request, dict):
+            return 21000, status_only(21000)
+        data = request.get("receipt-data")
+        if not isinstance(data, str) or not data:
+            return 21002, status_only(21002)
+        receipt = self.cache.get(data)
+        if receipt is None:
+            receipt = self.cache[data] = self._decode(data)
+            if len(self.cache) > RECEIPT_CACHE_SIZE:
+                del self.cache[next(iter(self.cache))]  # the oldest entry
+        if isinstance(receipt, int):
+            return receipt, status_only(receipt)
+        if receipt.sandbox and environment == "production":
+            return 21007, status_only(21007)
+        if not receipt.sandbox and environment == "sandbox":
+            return 21008, status_only(21008)
+        if shared_secret is not None and request.get("password") != shared_secret:
+            return 21004, status_only(21004)
+        return 0, receipt.answer(int(time.time() * 1000))
+
+    @staticmethod
+    def _decode(data):
+        try:
+            return VerifiedReceipt(receipts.decode(data))
+        except receipts.BadSignature:
+            return 21003
+        except (receipts.MalformedReceipt, KeyError, TypeError):
+            return 21002
+
+
+# ---------- settings, faults and counters ----------
+
+class Settings:
+    """What /control changes. Each key's meaning is in the module doc."""
+    KEYS = ("latency_ms", "force_status", "drop_connection", "fail_next", "is_retryable", "retryable_key",
+            "fault_env", "shared_secret", "tls")
+
+    def __init__(self, latency_ms=0, shared_secret=None, untrusted=False):
+        self.latency_ms = latency_ms
+        self.force_status = None
+        self.drop_connection = False
+        self.fail_next = 0
+        self.is_retryable = None
+        self.retryable_key = "is-retryable"
+        self.fault_env = "both"
+        self.shared_secret = shared_secret
+        self.tls = "untrusted" if untrusted else "trusted"
+
+    def as_dict(self):
+        return {key: getattr(self, key) for key in self.KEYS}
+
+    def update(self, changes):
+        """Applies a /control body after checking all of it; raises ValueError naming what is wrong."""
+        checked = {}
+        for key, value in changes.items():
+            if key not in self.KEYS:
+                raise ValueError(f"unknown key {key!r}")
+            checked[key] = self._check(key, value)
+        for key, value in checked.items():
+            setattr(self, key, value)
+
+    @staticmethod
+    def _check(key, value):
+        def is_int(v):
+            return isinstance(v, int) and not isinstance(v, bool)
+
+        if key == "latency_ms" and (is_int(value) or isinstance(value, float)) and value >= 0:
+            return value
+        if key == "force_status" and (value is None or is_int(value)):
+            return value
+        if key == "drop_connection" and isinstance(value, bool):
+            return value
+        if key == "fail_next" and is_int(value) and value >= 0:
+            return value
+        if key == "is_retryable" and (value is None or isinstance(value, bool)):
+            return value
+        if key == "retryable_key" and value in ("is-retryable", "is_retryable"):
+            return value
+        if key == "fault_env" and value in ("both",) + ENVIRONMENTS:
+            return value
+        if key == "shared_secret" and (value is None or isinstance(value, str)):
+            return value
+        if key == "tls" and value in ("trusted", "untrusted"):
+            return value
+        raise ValueError(f"bad value for {key}: {value!r}")
+
+    def hits(self, environment):
+        return self.fault_env == "both" or self.fault_env == environment
+
+    def take_fault(self, environment):
+        """None, DROP or a status to force on this request; counts down fail_next."""
+        if not self.hits(environment):
+            return None
+        if self.fail_next > 0:
+            self.fail_next -= 1
+            fault = DROP if self.drop_connection else (
+                self.force_status if self.force_status is not None else 21005)
+            if self.fail_next == 0:  # the N faulty answers are out: back to normal
+                self.force_status, self.drop_connection = None, False
+            return fault
+        if self.drop_connection:
+            return DROP
+        return self.force_status
+
+    def forced_answer(self, status):
+        if self.is_retryable is None:
+            return status_only(status)
+        return _compact({"status": status, self.retryable_key: self.is_retryable}).encode()
+
+
+class Stats:
+    """Requests that reached /verifyReceipt (so after the TLS handshake), per endpoint."""
+
+    def __init__(self):
+        self.inflight = 0
+        self.connections = 0
+        self.reset()
+
+    def reset(self):
+        self.per_environment = {e: {"requests": 0, "dropped": 0, "status": {}} for e in ENVIRONMENTS}
+        self.max_inflight = self.inflight  # gauges carry on: those requests and connections are still open
+        self.max_connections = self.connections
+
+    def arrived(self, environment):
+        self.per_environment[environment]["requests"] += 1
+        self.inflight += 1
+        if self.inflight > self.max_inflight:
+            self.max_inflight = self.inflight
+
+    def answered(self, environment, status):
+        counts = self.per_environment[environment]["status"]
+        key = str(status)
+        counts[key] = counts.get(key, 0) + 1
+
+    def dropped(self, environment):
+        self.per_environment[environment]["dropped"] += 1
+
+    def opened(self):
+        self.connections += 1
+        if self.connections > self.max_connections:
+            self.max_connections = self.connections
+
+    def closed(self):
+        self.connections -= 1
+
+    def as_dict(self):
+        return {**self.per_environment, "inflight": self.inflight, "max_inflight": self.max_inflight,
+                "connections": self.connections, "max_connections": self.max_connections}
+
+
+# ---------- HTTP/1.1 ----------
+
+class Request:
+    __slots__ = ("method", "path", "body", "keep_alive", "arrived")
+
+    def __init__(self, method, path, body, keep_alive, arrived):
+        self.method, self.path, self.body, self.keep_alive, self.arrived = method, path, body, keep_alive, arrived
+
+
+class BadRequest(Exception):
+    def __init__(self, code):
+        super().__init__(code)
+        self.code = code
+
+
+REASONS = {200: b"OK", 400: b"Bad Request", 404: b"Not Found", 405: b"Method Not Allowed",
+           413: b"Payload Too Large", 431: b"Request Header Fields Too Large"}
+
+
+def response_bytes(code, body, keep_alive):
+    head = b"HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n%s\r\n" % (
+        code, REASONS.get(code, b"OK"), len(body), b"" if keep_alive else b"Connection: close\r\n")
+    return head + body
+
+
+class HTTPConnection(asyncio.Protocol):
+    """One client connection: parses requests (Content-Length or chunked bodies, Expect: 100-continue)
+    and hands each to its site, one at a time; a request that arrives early waits in the buffer."""
+
+    def __init__(self, site):
+        self.site = site
+        self.transport = None
+        self.buffer = bytearray()
+        self.head = None       # (method, path, keep_alive, body_start, content_length or None if chunked)
+        self.busy = False      # a request is being answered
+        self.continued = False  # "100 Continue" sent for the request being received
+        self.expects_continue = False
+        self.timer = None      # a delayed answer's handle
+        self.paused = False
+
+    # asyncio callbacks
+    def connection_made(self, transport):
+        self.transport = transport
+        self.site.connection_made(self)
+
+    def connection_lost(self, exc):
+        self.transport = None
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+            self.site.abandoned(self)
+        self.site.connection_lost(self)
+
+    def data_received(self, data):
+        self.buffer += data
+        if not self.busy:
+            self._next_request()
+        elif len(self.buffer) > MAX_HEAD and not self.paused:
+            self.paused = True
+            self.transport.pause_reading()
+
+    # answering, for the sites
+    def send(self, code, body, keep_alive=True):
+        self.busy = False
+        if self.transport is None:
+            return
+        self.transport.write(response_bytes(code, body, keep_alive))
+        if not keep_alive:
+            self.transport.close()
+            return
+        if self.paused:
+            self.paused = False
+            self.transport.resume_reading()
+        if self.buffer:
+            self._next_request()
+
+    def drop(self):
+        self.busy = False
+        if self.transport is not None:
+            self.transport.abort()
+
+    def later(self, when, callback, *args):
+        """Runs callback(*args) at loop time `when`; a closed connection cancels it (site.abandoned)."""
+        self.timer = asyncio.get_running_loop().call_at(when, self._fire, callback, args)
+
+    def _fire(self, callback, args):
+        self.timer = None
+        callback(*args)
+
+    # parsing
+    def _next_request(self):
+        try:
+            request = self._parse()
+        except BadRequest as error:
+            self.buffer.clear()
+            self.head = None
+            self.busy = True
+            self.send(error.code, _compact({"error": REASONS[error.code].decode()}).encode(), keep_alive=False)
+            return
+        if request is not None:
+            self.busy = True
+            self.site.handle(self, request)
+
+    def _parse(self):
+        if self.head is None:
+            while self.buffer.startswith(b"\r\n"):  # stray line ends some clients send after a body
+                del self.buffer[:2]
+            end = self.buffer.find(b"\r\n\r\n")
+            if end < 0:
+                if len(self.buffer) > MAX_HEAD:
+                    raise BadRequest(431)
+                return None
+            self.head = self._parse_head(bytes(self.buffer[:end]), end + 4)
+        method, path, keep_alive, start, length = self.head
+        if length is None:
+            parsed = self._chunked_body(start)
+        else:
+            parsed = (bytes(self.buffer[start:start + length]), start + length) \
+                if len(self.buffer) >= start + length else None
+        if parsed is None:
+            if self.expects_continue and not self.continued:
+                self.continued = True
+                self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            return None
+        body, end = parsed
+        del self.buffer[:end]
+        self.head, self.continued = None, False
+        return Request(method, path, body, keep_alive, asyncio.get_running_loop().time())
+
+    def _parse_head(self, head, body_start):
+        lines = head.split(b"\r\n")
+        parts = lines[0].split(b" ")
+        if len(parts) != 3 or not parts[2].startswith(b"HTTP/1."):
+            raise BadRequest(400)
+        method, target, version = parts
+        headers = {}
+        for line in lines[1:]:
+            name, colon, value = line.partition(b":")
+            if not colon:
+                raise BadRequest(400)
+            headers[name.strip().lower()] = value.strip().lower()
+        # HTTP/1.0 clients get one answer per connection: simpler than echoing "Connection: keep-alive".
+        keep_alive = version == b"HTTP/1.1" and b"close" not in headers.get(b"connection", b"")
+        self.expects_continue = headers.get(b"expect") == b"100-continue"
+        if b"chunked" in headers.get(b"transfer-encoding", b""):
+            length = None
+        else:
+            try:
+                length = int(headers.get(b"content-length", b"0"))
+            except ValueError:
+                raise BadRequest(400) from None
+            if length < 0:
+                raise BadRequest(400)
+            if length > MAX_BODY:
+                raise BadRequest(413)
+        path = target.split(b"?", 1)[0].decode("latin-1")
+        return method.decode("latin-1"), path, keep_alive, body_start, length
+
+    def _chunked_body(self, start):
+        """(body, end) once the whole chunked body (and its trailers) is in the buffer, else None."""
+        buffer, position, chunks, size = self.buffer, start, [], 0
+        while True:
+            line_end = buffer.find(b"\r\n", position)
+            if line_end < 0:
+                return None
+            try:
+                chunk = int(bytes(buffer[position:line_end]).split(b";", 1)[0].strip(), 16)
+            except ValueError:
+                raise BadRequest(400) from None
+            size += chunk
+            if chunk < 0 or size > MAX_BODY:
+                raise BadRequest(413 if size > MAX_BODY else 400)
+            position = line_end + 2
+            if chunk == 0:
+                break
+            if len(buffer) < position + chunk + 2:
+                return None
+            chunks.append(bytes(buffer[position:position + chunk]))
+            position += chunk + 2
+        while True:  # trailers, up to an empty line
+            line_end = buffer.find(b"\r\n", position)
+            if line_end < 0:
+                return None
+            empty = line_end == position
+            position = line_end + 2
+            if empty:
+                return b"".join(chunks), position
+
+
+# ---------- the sites ----------
+
+class AppleSite:
+    """verifyReceipt on one endpoint (production or sandbox), with the faults that hit it."""
+
+    def __init__(self, simulator, environment):
+        self.simulator = simulator
+        self.environment = environment
+
+    def connection_made(self, connection):
+        self.simulator.connections.add(connection)
+        self.simulator.stats.opened()
+
+    def connection_lost(self, connection):
+        self.simulator.connections.discard(connection)
+        self.simulator.stats.closed()
+
+    def handle(self, connection, request):
+        if request.path != "/verifyReceipt":
+            connection.send(404, b'{"error":"not found"}', request.keep_alive)
+            return
+        sim, environment = self.simulator, self.environment
+        settings = sim.settings
+        sim.stats.arrived(environment)
+        fault = settings.take_fault(environment)
+        if fault is DROP:
+            status, body = None, None
+        elif fault is not None:
+            status, body = fault, settings.forced_answer(fault)
+        elif request.method != "POST":
+            status, body = 21000, status_only(21000)
+        else:
+            status, body = sim.verifier.verify(environment, request.body, settings.shared_secret)
+        if settings.latency_ms and settings.hits(environment):
+            connection.later(request.arrived + settings.latency_ms / 1000,
+                             self._finish, connection, status, body, request.keep_alive)
+        else:
+            self._finish(connection, status, body, request.keep_alive)
+
+    def _finish(self, connection, status, body, keep_alive):
+        stats = self.simulator.stats
+        stats.inflight -= 1
+        if body is None:
+            stats.dropped(self.environment)
+            connection.drop()
+        else:
+            stats.answered(self.environment, status)
+            connection.send(200, body, keep_alive)
+
+    def abandoned(self, connection):
+        """The client left before its delayed answer."""
+        self.simulator.stats.inflight -= 1
+
+
+class ControlSite:
+    """Plain-HTTP control port: settings and counters."""
+
+    def __init__(self, simulator):
+        self.simulator = simulator
+
+    def connection_made(self, connection):
+        self.simulator.connections.add(connection)
+
+    def connection_lost(self, connection):
+        self.simulator.connections.discard(connection)
+
+    def abandoned(self, connection):
+        pass
+
+    def handle(self, connection, request):
+        code, answer = self._route(request)
+        connection.send(code, _compact(answer).encode(), request.keep_alive)
+
+    def _route(self, request):
+        sim, method, path = self.simulator, request.method, request.path
+        if path == "/control":
+            if method == "GET":
+                return 200, sim.settings.as_dict()
+            if method == "POST":
+                try:
+                    changes = json.loads(request.body or b"{}")
+                    if not isinstance(changes, dict):
+                        raise ValueError("the body must be a JSON object")
+                    reset = changes.pop("reset", False)
+                    if not isinstance(reset, bool):
+                        raise ValueError(f"bad value for reset: {reset!r}")
+                    if reset:
+                        sim.reset()
+                    sim.settings.update(changes)
+                except ValueError as error:
+                    return 400, {"error": str(error)}
+                return 200, sim.settings.as_dict()
+        elif path == "/stats":
+            if method == "GET":
+                return 200, sim.stats.as_dict()
+        elif path == "/stats/reset":
+            if method == "POST":
+                sim.stats.reset()
+                return 200, sim.stats.as_dict()
+        else:
+            return 404, {"error": "not found"}
+        return 405, {"error": "method not allowed"}
+
+
+# ---------- the process ----------
+
+class Simulator:
+    def __init__(self, args):
+        self.args = args
+        self.verifier = Verifier()
+        self.stats = Stats()
+        self.settings = self._initial_settings()
+        self.connections = set()
+        self.trusted = self._tls_context("server")
+        self.untrusted = self._tls_context("untrusted")
+        # Called for every ClientHello, with or without SNI: switches new connections to the
+        # self-signed certificate while tls is "untrusted".
+        self.trusted.sni_callback = self._choose_certificate
+
+    def _initial_settings(self):
+        a = self.args
+        return Settings(latency_ms=a.latency_ms, shared_secret=a.shared_secret, untrusted=a.untrusted)
+
+    def reset(self):
+        self.settings = self._initial_settings()
+        self.stats.reset()
+
+    def _tls_context(self, name):
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        context.load_cert_chain(os.path.join(self.args.certs, name + ".pem"),
+                                os.path.join(self.args.certs, name + "-key.pem"))
+        return context
+
+    def _choose_certificate(self, ssl_object, server_name, context):
+        if self.settings.tls == "untrusted":
+            ssl_object.context = self.untrusted
+        return None
+
+    async def run(self):
+        loop = asyncio.get_running_loop()
+        a = self.args
+        listeners = []
+        for port, site, tls in ((a.production_port, AppleSite(self, "production"), True),
+                                (a.sandbox_port, AppleSite(self, "sandbox"), True),
+                                (a.control_port, ControlSite(self), False)):
+            server = await loop.create_server(lambda site=site: HTTPConnection(site), a.host, port,
+                                              ssl=self.trusted if tls else None, backlog=4096,
+                                              reuse_address=True)
+            listeners.append(server)
+        ports = [s.sockets[0].getsockname()[1] for s in listeners]
+        stop = asyncio.Event()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stop.set)
+        print("appstore-sim listening production=%s:%d sandbox=%s:%d control=%s:%d loop=%s"
+              % (a.host, ports[0], a.host, ports[1], a.host, ports[2], type(loop).__module__.split(".")[0]),
+              flush=True)
+        await stop.wait()
+        for server in listeners:
+            server.close()
+        for connection in list(self.connections):
+            if connection.transport is not None:
+                connection.transport.abort()
+        for server in listeners:
+            await server.wait_closed()
+
+
+def _raise_open_file_limit():
+    """Thousands of keep-alive connections need more descriptors than the usual soft limit of 1024."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        except (ValueError, OSError):
+            pass
+
+
+def _parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--certs", required=True, metavar="DIR",
+                        help="made by scripts/make-test-certs: server.pem, server-key.pem, untrusted.pem, ...")
+    parser.add_argument("--production-port", type=int, default=9543, metavar="P", help="0: any free port")
+    parser.add_argument("--sandbox-port", type=int, default=9544, metavar="S", help="0: any free port")
+    parser.add_argument("--control-port", type=int, default=9545, metavar="C", help="0: any free port")
+    parser.add_argument("--host", default="127.0.0.1", help="address of all three ports (default 127.0.0.1)")
+    parser.add_argument("--latency-ms", type=float, default=0, metavar="N")
+    parser.add_argument("--untrusted", action="store_true", help="start with the self-signed certificate")
+    parser.add_argument("--shared-secret", metavar="X")
+    parser.add_argument("--loop", choices=("auto", "uvloop", "asyncio"), default="auto",
+                        help="event loop; auto: uvloop when importable")
+    args = parser.parse_args(argv)
+    if args.latency_ms < 0:
+        parser.error("--latency-ms must not be negative")
+    return args
+
+
+def _event_loop_factory(choice):
+    if choice != "asyncio":
+        try:
+            import uvloop
+            return uvloop.new_event_loop
+        except ImportError:
+            if choice == "uvloop":
+                raise
+    return asyncio.new_event_loop
+
+
+def main(argv=None):
+    args = _parse_args(argv)
+    _raise_open_file_limit()
+    try:
+        simulator = Simulator(args)
+    except (OSError, ssl.SSLError) as error:
+        print(f"appstore-sim: cannot load certificates from {args.certs}: {error}", file=sys.stderr)
+        return 1
+    with asyncio.Runner(loop_factory=_event_loop_factory(args.loop)) as runner:
+        try:
+            runner.run(simulator.run())
+        except OSError as error:
+            print(f"appstore-sim: {error}", file=sys.stderr)
+            return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

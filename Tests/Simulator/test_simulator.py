@@ -1,0 +1,368 @@
+"""Self-tests of the App Store simulator: a real process, real TLS with the test CA, on free ports."""
+import concurrent.futures
+import http.client
+import json
+import os
+import re
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import receipts  # noqa: E402
+
+REPO = HERE.parent.parent
+MAKE_CERTS = REPO / "scripts" / "make-test-certs"
+SIMULATOR = HERE / "appstore_sim.py"
+GMT_DATE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d Etc/GMT$")
+PACIFIC_DATE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d America/Los_Angeles$")
+
+
+# ---------- fixtures ----------
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("certs")
+    subprocess.run([str(MAKE_CERTS), str(directory)], check=True)
+    return directory
+
+
+def start_simulator(certs, *extra):
+    process = subprocess.Popen(
+        [sys.executable, str(SIMULATOR), "--certs", str(certs), "--production-port", "0", "--sandbox-port", "0",
+         "--control-port", "0", *extra], stdout=subprocess.PIPE, text=True)
+    line = process.stdout.readline()
+    match = re.match(r"appstore-sim listening production=[\d.]+:(\d+) sandbox=[\d.]+:(\d+) control=[\d.]+:(\d+)",
+                     line)
+    if not match:
+        process.kill()
+        pytest.fail(f"simulator did not start: {line!r}")
+    return process, [int(port) for port in match.groups()]
+
+
+class Sim:
+    def __init__(self, certs, ports):
+        self.ca = str(certs / "ca.pem")
+        self.production_port, self.sandbox_port, self.control_port = ports
+
+    def port(self, environment):
+        return self.production_port if environment == "production" else self.sandbox_port
+
+    def url(self, environment):
+        return f"https://127.0.0.1:{self.port(environment)}/verifyReceipt"
+
+    def verify(self, environment, receipt=None, **fields):
+        body = {"receipt-data": receipt, **fields} if receipt is not None else fields
+        answer = requests.post(self.url(environment), data=json.dumps(body), verify=self.ca, timeout=10)
+        assert answer.status_code == 200
+        return answer.json()
+
+    def control(self, **settings):
+        answer = requests.post(f"http://127.0.0.1:{self.control_port}/control", json=settings, timeout=5)
+        assert answer.status_code == 200, answer.text
+        return answer.json()
+
+    def stats(self):
+        return requests.get(f"http://127.0.0.1:{self.control_port}/stats", timeout=5).json()
+
+
+@pytest.fixture(scope="module")
+def simulator_process(certs):
+    process, ports = start_simulator(certs)
+    yield process, ports
+    process.terminate()
+    assert process.wait(timeout=10) == 0
+
+
+@pytest.fixture
+def sim(certs, simulator_process):
+    s = Sim(certs, simulator_process[1])
+    s.control(reset=True)
+    return s
+
+
+def app(*products, environment="Production", **options):
+    return receipts.app_receipt([receipts.purchase(p) for p in products], environment=environment, **options)
+
+
+# ---------- receipts.py ----------
+
+def test_receipts_have_unique_apple_like_ids_and_round_trip():
+    purchases = [receipts.purchase("p") for _ in range(1000)]
+    ids = [p["transaction_id"] for p in purchases]
+    assert len(set(ids)) == len(ids)
+    assert all(re.fullmatch(r"1000000\d{9}", i) for i in ids)
+    assert purchases[0]["original_transaction_id"] == purchases[0]["transaction_id"]
+    b64 = receipts.app_receipt(purchases[:2])
+    assert len(b64) > 1000 and "+" in b64 and "/" in b64
+    payload = receipts.decode(receipts.wrap_lines(b64))
+    assert [p["transaction_id"] for p in payload["in_app"]] == ids[:2]
+    with pytest.raises(receipts.BadSignature):
+        receipts.decode(receipts.tampered(b64))
+    with pytest.raises(receipts.MalformedReceipt):
+        receipts.decode(receipts.plus_as_space(b64))
+    with pytest.raises(ValueError):
+        receipts.plus_as_space("abcd")
+
+
+def test_transaction_ids_differ_between_processes():
+    code = "import receipts; print(receipts.purchase('p')['transaction_id'])"
+    ids = {subprocess.run([sys.executable, "-c", code], cwd=HERE, capture_output=True, text=True,
+                          check=True).stdout.strip() for _ in range(3)}
+    assert len(ids) == 3
+
+
+def test_command_lines_answer_help():
+    for script in (HERE / "receipts.py", SIMULATOR):
+        assert subprocess.run([sys.executable, str(script), "--help"], capture_output=True).returncode == 0
+    out = subprocess.run([sys.executable, str(HERE / "receipts.py"), "app", "p1", "--refunded", "p2", "--json"],
+                         capture_output=True, text=True, check=True).stdout
+    made = json.loads(out)
+    assert [p["cancellation_ms"] is None for p in made["purchases"]] == [True, False]
+    assert receipts.decode(made["receipt_data"])["kind"] == "app"
+
+
+def test_make_test_certs_is_idempotent(tmp_path):
+    subprocess.run([str(MAKE_CERTS), str(tmp_path)], check=True, capture_output=True)
+    before = (tmp_path / "server.pem").read_bytes()
+    quiet = subprocess.run([str(MAKE_CERTS), str(tmp_path)], check=True, capture_output=True)
+    assert quiet.stdout == b"" and quiet.stderr == b""
+    assert (tmp_path / "server.pem").read_bytes() == before
+    subprocess.run([str(MAKE_CERTS), str(tmp_path)], check=True, env={**os.environ, "FORCE": "1"})
+    assert (tmp_path / "server.pem").read_bytes() != before
+
+
+# ---------- verifyReceipt ----------
+
+def test_valid_production_receipt_lists_every_transaction(sim):
+    now = int(time.time()) * 1000
+    bought = [receipts.purchase("p1"), receipts.purchase("p2", quantity=2),
+              receipts.purchase("p1", cancellation_ms=now)]
+    answer = sim.verify("production", receipts.app_receipt(bought, application_version="1.3.0"))
+    assert answer["status"] == 0 and answer["environment"] == "Production"
+    receipt = answer["receipt"]
+    assert receipt["receipt_type"] == "Production"
+    assert receipt["bundle_id"] == "com.example.game" and receipt["application_version"] == "1.3.0"
+    for key in ("adam_id", "app_item_id", "download_id", "version_external_identifier"):
+        assert isinstance(receipt[key], int)
+    for name in ("receipt_creation_date", "request_date", "original_purchase_date"):
+        assert GMT_DATE.match(receipt[name]) and PACIFIC_DATE.match(receipt[name + "_pst"])
+        assert receipt[name + "_ms"].isdigit()
+    assert abs(int(receipt["request_date_ms"]) - time.time() * 1000) < 60_000
+    in_app = receipt["in_app"]
+    assert [t["transaction_id"] for t in in_app] == [p["transaction_id"] for p in bought]
+    assert [t["quantity"] for t in in_app] == ["1", "2", "1"]
+    for entry in in_app:
+        assert all(isinstance(value, str) for value in entry.values())
+        assert entry["is_trial_period"] == "false"
+        assert GMT_DATE.match(entry["purchase_date"]) and PACIFIC_DATE.match(entry["purchase_date_pst"])
+    assert "cancellation_date" not in in_app[0]
+    assert in_app[2]["cancellation_date_ms"] == str(now) and GMT_DATE.match(in_app[2]["cancellation_date"])
+    assert in_app[2]["cancellation_reason"] == "0"
+
+
+def test_empty_in_app_is_valid(sim):
+    answer = sim.verify("production", app())
+    assert answer["status"] == 0 and answer["receipt"]["in_app"] == []
+
+
+def test_sandbox_receipt_goes_to_the_sandbox(sim):
+    b64 = app("p1", environment="Sandbox")
+    assert sim.verify("production", b64) == {"status": 21007}
+    answer = sim.verify("sandbox", b64)
+    assert answer["status"] == 0 and answer["environment"] == "Sandbox"
+    assert answer["receipt"]["receipt_type"] == "ProductionSandbox" and answer["receipt"]["adam_id"] == 0
+
+
+def test_production_receipt_at_the_sandbox_is_21008(sim):
+    assert sim.verify("sandbox", app("p1")) == {"status": 21008}
+
+
+def test_tampered_receipt_is_21003(sim):
+    assert sim.verify("production", receipts.tampered(app("p1"))) == {"status": 21003}
+
+
+def test_line_breaks_pass_and_spaces_do_not(sim):
+    b64 = app("p1")
+    assert sim.verify("production", receipts.wrap_lines(b64))["status"] == 0
+    assert sim.verify("production", receipts.plus_as_space(b64)) == {"status": 21002}
+
+
+def test_unreadable_requests(sim):
+    url = sim.url("production")
+    assert requests.post(url, data=b"not json", verify=sim.ca, timeout=5).json() == {"status": 21000}
+    assert requests.post(url, data=b"[1]", verify=sim.ca, timeout=5).json() == {"status": 21000}
+    assert requests.get(url, verify=sim.ca, timeout=5).json() == {"status": 21000}
+    assert sim.verify("production") == {"status": 21002}
+    assert sim.verify("production", "aGVsbG8gd29ybGQ=") == {"status": 21002}
+    assert sim.verify("production", "!!!") == {"status": 21002}
+    assert requests.post(url.replace("verifyReceipt", "other"), data=b"{}", verify=sim.ca,
+                         timeout=5).status_code == 404
+
+
+def test_ios6_receipt_has_the_flat_shape_in_either_environment(sim):
+    for environment in ("production", "sandbox"):
+        bought = receipts.purchase("p1")
+        b64 = receipts.ios6_receipt(bought, environment=environment.capitalize(), bvrs="1.2")
+        answer = sim.verify(environment, b64)
+        assert set(answer) == {"status", "receipt"} and answer["status"] == 0
+        receipt = answer["receipt"]
+        assert set(receipt) == {
+            "bid", "bvrs", "item_id", "product_id", "transaction_id", "original_transaction_id", "quantity",
+            "purchase_date", "purchase_date_ms", "purchase_date_pst", "original_purchase_date",
+            "original_purchase_date_ms", "original_purchase_date_pst", "unique_identifier",
+            "unique_vendor_identifier"}
+        assert all(isinstance(value, str) for value in receipt.values())
+        assert (receipt["bid"], receipt["bvrs"], receipt["transaction_id"]) == (
+            "com.example.game", "1.2", bought["transaction_id"])
+    assert sim.verify("production", receipts.ios6_receipt(receipts.purchase("p"), environment="Sandbox")) == {
+        "status": 21007}
+
+
+def test_shared_secret(sim):
+    sim.control(shared_secret="s3cret")
+    b64 = app("p1")
+    assert sim.verify("production", b64) == {"status": 21004}
+    assert sim.verify("production", b64, password="wrong") == {"status": 21004}
+    assert sim.verify("production", b64, password="s3cret")["status"] == 0
+
+
+# ---------- faults ----------
+
+def test_force_status_for_the_next_requests_only(sim):
+    b64 = app("p1")
+    sim.control(force_status=21100, is_retryable=True, fail_next=2)
+    assert sim.verify("production", b64) == {"status": 21100, "is-retryable": True}
+    assert sim.verify("sandbox", b64) == {"status": 21100, "is-retryable": True}
+    assert sim.verify("production", b64)["status"] == 0
+    settings = requests.get(f"http://127.0.0.1:{sim.control_port}/control", timeout=5).json()
+    assert settings["force_status"] is None and settings["fail_next"] == 0
+
+
+def test_force_status_until_cleared_with_the_other_spelling(sim):
+    sim.control(force_status=21199, is_retryable=False, retryable_key="is_retryable")
+    for _ in range(3):
+        assert sim.verify("production", app("p1")) == {"status": 21199, "is_retryable": False}
+    sim.control(force_status=None)
+    assert sim.verify("production", app("p1"))["status"] == 0
+
+
+def test_fail_next_alone_is_21005(sim):
+    sim.control(fail_next=1)
+    assert sim.verify("production", app("p1")) == {"status": 21005}
+    assert sim.verify("production", app("p1"))["status"] == 0
+
+
+def test_fault_env_limits_the_faults(sim):
+    sim.control(force_status=21009, fault_env="production")
+    assert sim.verify("production", app("p1")) == {"status": 21009}
+    assert sim.verify("sandbox", app("p1", environment="Sandbox"))["status"] == 0
+
+
+def test_drop_connection(sim):
+    sim.control(drop_connection=True, fail_next=1)
+    with pytest.raises(requests.ConnectionError):
+        sim.verify("production", app("p1"))
+    assert sim.verify("production", app("p1"))["status"] == 0
+    stats = sim.stats()["production"]
+    assert stats["requests"] == 2 and stats["dropped"] == 1 and stats["status"] == {"0": 1}
+
+
+def test_untrusted_certificate_fails_verification(sim):
+    sim.control(tls="untrusted")
+    with pytest.raises(requests.exceptions.SSLError):
+        sim.verify("production", app("p1"))
+    # It really is the self-signed certificate, also for clients that send no SNI.
+    context = ssl.create_default_context()
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    with socket.create_connection(("127.0.0.1", sim.production_port), timeout=5) as raw:
+        with context.wrap_socket(raw) as tls:
+            pem = ssl.DER_cert_to_PEM_cert(tls.getpeercert(binary_form=True))
+    assert pem.strip() == (Path(sim.ca).parent / "untrusted.pem").read_text().strip()
+    assert sim.stats()["production"]["requests"] == 0  # no request got past a handshake
+    sim.control(tls="trusted")
+    assert sim.verify("production", app("p1"))["status"] == 0
+
+
+def test_latency_delays_answers_without_queueing_them(sim):
+    sim.control(latency_ms=400)
+    started = time.monotonic()
+    assert sim.verify("production", app("p1"))["status"] == 0
+    assert time.monotonic() - started >= 0.39
+    bodies = [app("p1") for _ in range(20)]
+    started = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(20) as pool:
+        answers = list(pool.map(lambda b: sim.verify("production", b), bodies))
+    elapsed = time.monotonic() - started
+    assert all(a["status"] == 0 for a in answers)
+    assert 0.39 <= elapsed < 1.5
+    assert sim.stats()["max_inflight"] >= 10
+
+
+def test_stats_count_per_environment_and_reset(sim):
+    requests.post(f"http://127.0.0.1:{sim.control_port}/stats/reset", timeout=5)
+    sandbox_receipt = app("p1", environment="Sandbox")
+    sim.verify("production", sandbox_receipt)
+    sim.verify("sandbox", sandbox_receipt)
+    sim.verify("sandbox", app("p1"))
+    sim.verify("production", receipts.tampered(app("p1")))
+    stats = sim.stats()
+    assert stats["production"] == {"requests": 2, "dropped": 0, "status": {"21007": 1, "21003": 1}}
+    assert stats["sandbox"] == {"requests": 2, "dropped": 0, "status": {"0": 1, "21008": 1}}
+    assert stats["inflight"] == 0 and stats["max_inflight"] == 1
+    zeroed = requests.post(f"http://127.0.0.1:{sim.control_port}/stats/reset", timeout=5).json()
+    assert zeroed["production"] == {"requests": 0, "dropped": 0, "status": {}}
+
+
+def test_control_rejects_unknown_keys_and_bad_values(sim):
+    url = f"http://127.0.0.1:{sim.control_port}/control"
+    for bad in ({"latency": 5}, {"tls": "maybe"}, {"fail_next": -1}, {"force_status": "21005"}):
+        assert requests.post(url, json=bad, timeout=5).status_code == 400
+    assert requests.get(url, timeout=5).json()["tls"] == "trusted"
+
+
+# ---------- HTTP details ----------
+
+def https_connection(sim):
+    context = ssl.create_default_context(cafile=sim.ca)
+    return http.client.HTTPSConnection("127.0.0.1", sim.production_port, context=context, timeout=5)
+
+
+def test_keep_alive_expect_continue_and_chunked_bodies(sim):
+    connection = https_connection(sim)
+    body = json.dumps({"receipt-data": app("p1")}).encode()
+    connection.request("POST", "/verifyReceipt", body=body)
+    first = connection.getresponse()
+    assert json.loads(first.read())["status"] == 0
+    sock = connection.sock
+    connection.request("POST", "/verifyReceipt", body=iter([body[:100], body[100:]]),
+                       headers={"Transfer-Encoding": "chunked"}, encode_chunked=True)
+    assert json.loads(connection.getresponse().read())["status"] == 0
+    assert connection.sock is sock  # the same connection served both
+    # Expect: 100-continue: the headers alone must bring "100 Continue".
+    sock.sendall(b"POST /verifyReceipt HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                 b"Content-Length: %d\r\n\r\n" % len(body))
+    assert sock.recv(100).startswith(b"HTTP/1.1 100 Continue\r\n\r\n")
+    sock.sendall(body)
+    answer = b""
+    while b'"in_app"' not in answer or not answer.endswith(b"}"):
+        answer += sock.recv(65536)
+    assert answer.startswith(b"HTTP/1.1 200 OK\r\n")
+    connection.close()
+
+
+def test_sigterm_stops_the_simulator_cleanly(certs):
+    process, ports = start_simulator(certs, "--latency-ms", "5000")
+    idle = https_connection(Sim(certs, ports))
+    idle.connect()
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=5) == 0
+    idle.close()
