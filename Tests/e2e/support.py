@@ -171,9 +171,16 @@ class Database:
     def close(self):
         self.connection.close()
 
+    def live_connection(self):
+        """The connection, made again when MariaDB was restarted since the last query."""
+        try:
+            self.connection.ping(reconnect=False)
+        except pymysql.err.Error:
+            self.connection = pymysql.connect(**self.connect_args)
+        return self.connection
+
     def query(self, sql, *args):
-        self.connection.ping(reconnect=True)
-        with self.connection.cursor() as cursor:
+        with self.live_connection().cursor() as cursor:
             cursor.execute(sql, args)
             return list(cursor.fetchall())
 
@@ -187,8 +194,7 @@ class Database:
         return None if row is None else next(iter(row.values()))
 
     def execute(self, sql, *args):
-        self.connection.ping(reconnect=True)
-        with self.connection.cursor() as cursor:
+        with self.live_connection().cursor() as cursor:
             return cursor.execute(sql, args)
 
     # orders

@@ -1,0 +1,50 @@
+import ArgumentParser
+import Glibc
+import IAPCore
+import MariaDB
+
+/// The database connection of one iapctl run, from the `IAP_DB_*` variables.
+enum AdminDatabase {
+    static func connect(multipleStatements: Bool = false) throws -> MariaDBConnection {
+        let configuration: DatabaseConfiguration
+        do {
+            configuration = try DatabaseConfiguration.fromEnvironment(processEnvironment())
+        } catch {
+            throw ValidationError(error.description)
+        }
+        var options = ConnectionOptions(
+            host: configuration.host, port: configuration.port, socket: configuration.socket,
+            user: configuration.user, password: configuration.password, database: configuration.name)
+        options.connectTimeoutSeconds = 5
+        options.allowsMultipleStatements = multipleStatements
+        let connection = MariaDBConnection(options: options)
+        do {
+            try connection.open()
+        } catch {
+            throw AdminError("cannot connect to MariaDB at \(configuration): \(error.debugDescription)")
+        }
+        return connection
+    }
+
+    private static func processEnvironment() -> [String: String] {
+        var environment: [String: String] = [:]
+        var entry = environ
+        while let pointer = entry.pointee {
+            let text = String(cString: pointer)
+            if let equals = text.firstIndex(of: "=") {
+                environment[String(text[..<equals])] = String(text[text.index(after: equals)...])
+            }
+            entry += 1
+        }
+        return environment
+    }
+}
+
+/// A failure to report to the operator, with exit status 1.
+struct AdminError: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}

@@ -1,0 +1,13 @@
+import ArgumentParser
+
+/// The operators' tool: schema migrations, the review switch, the sandbox
+/// users and the product catalog. It reads the same `IAP_DB_*` variables as
+/// iap-fcgi.
+@main
+struct IAPCtl: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "iapctl",
+        abstract: "Administer an iap-fcgi database.",
+        discussion: "Connects with IAP_DB_HOST, IAP_DB_PORT, IAP_DB_SOCKET, IAP_DB_USER, IAP_DB_PASSWORD, IAP_DB_NAME.",
+        subcommands: [Migrate.self, ReviewVersion.self, SandboxUsers.self, Products.self])
+}
