@@ -1,4 +1,5 @@
 import CMariaDB
+import Glibc
 
 /// Connector/C's global state must be set up once, before threads open connections.
 private let libraryInitialised: Bool = mysql_server_init(0, nil, nil) == 0
@@ -16,6 +17,7 @@ public final class MariaDBConnection: @unchecked Sendable {
     private let options: ConnectionOptions
     private var handle: UnsafeMutablePointer<MYSQL>?
     private var statements: [String: PreparedStatement] = [:]
+    private var inTransaction = false
 
     public init(options: ConnectionOptions) {
         self.options = options
@@ -76,6 +78,7 @@ public final class MariaDBConnection: @unchecked Sendable {
     /// Runs one statement with `?` placeholders bound to `parameters`.
     @discardableResult
     public func execute(_ sql: String, _ parameters: [SQLValue] = []) throws(MariaDBError) -> SQLResult {
+        if !inTransaction { closeIfServerHungUp() }
         try open()
         do {
             return try preparedStatement(for: sql).execute(parameters)
@@ -89,6 +92,8 @@ public final class MariaDBConnection: @unchecked Sendable {
     /// rolled back when it throws (and the error rethrown).
     public func transaction<Result>(_ body: () throws -> Result) throws -> Result {
         try execute("START TRANSACTION")
+        inTransaction = true
+        defer { inTransaction = false }
         let result: Result
         do {
             result = try body()
@@ -98,6 +103,18 @@ public final class MariaDBConnection: @unchecked Sendable {
         }
         try commit()
         return result
+    }
+
+    /// An idle connection whose server went away (restart, idle timeout) has a
+    /// socket that reads as closed. Finding that out costs no round trip, and
+    /// lets the next statement go to a new connection instead of failing.
+    private func closeIfServerHungUp() {
+        guard let handle else { return }
+        var descriptor = pollfd(fd: Int32(mysql_get_socket(handle)), events: Int16(POLLIN), revents: 0)
+        if poll(&descriptor, 1, 0) > 0 {
+            // Nothing is outstanding, so anything readable is the end of the connection.
+            close()
+        }
     }
 
     /// Runs a script of several statements (the migrations: trusted files, never

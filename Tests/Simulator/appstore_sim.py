@@ -63,8 +63,7 @@ def apple_date(name, ms):
     return {name: gmt, name + "_ms": str(ms), name + "_pst": pacific}
 
 
-def _compact(value):
-    return json.dumps(value, separators=(",", ":"))
+_compact = json.JSONEncoder(separators=(",", ":"), ensure_ascii=True).encode
 
 
 _STATUS_ONLY = {}
@@ -76,6 +75,9 @@ def status_only(status):
     if body is None:
         body = _STATUS_ONLY[status] = _compact({"status": status}).encode()
     return body
+
+
+_REQUEST_DATE_MARK = '"request_date":"request date goes here"'
 
 
 class VerifiedReceipt:
@@ -92,34 +94,33 @@ class VerifiedReceipt:
             self.head, self.tail = _compact({"status": 0, "receipt": self._ios6(payload)}).encode(), None
             return
         production = not self.sandbox
-        before = {"receipt_type": "Production" if production else "ProductionSandbox",
-                  "adam_id": payload["app_item_id"], "app_item_id": payload["app_item_id"],
-                  "bundle_id": payload["bundle_id"], "application_version": payload["application_version"],
-                  "download_id": payload["download_id"],
-                  "version_external_identifier": payload["version_external_identifier"],
-                  **apple_date("receipt_creation_date", payload["receipt_creation_ms"])}
-        after = {**apple_date("original_purchase_date", payload["original_purchase_ms"]),
-                 "original_application_version": payload["original_application_version"],
-                 "in_app": [self._in_app(p) for p in payload["in_app"]]}
-        environment = "Production" if production else "Sandbox"
-        # '{"status":0,...,"receipt":{...before' + request_date + ',after...}}'
-        self.head = ('{"status":0,"environment":"%s","receipt":%s' % (environment, _compact(before)[:-1])).encode()
-        self.tail = ("," + _compact(after)[1:] + "}").encode()
+        receipt = {"receipt_type": "Production" if production else "ProductionSandbox",
+                   "adam_id": payload["app_item_id"], "app_item_id": payload["app_item_id"],
+                   "bundle_id": payload["bundle_id"], "application_version": payload["application_version"],
+                   "download_id": payload["download_id"],
+                   "version_external_identifier": payload["version_external_identifier"],
+                   **apple_date("receipt_creation_date", payload["receipt_creation_ms"]),
+                   "request_date": "request date goes here",
+                   **apple_date("original_purchase_date", payload["original_purchase_ms"]),
+                   "original_application_version": payload["original_application_version"],
+                   "in_app": [self._in_app(p) for p in payload["in_app"]]}
+        answer = {"status": 0, "environment": "Production" if production else "Sandbox", "receipt": receipt}
+        head, tail = _compact(answer).split(_REQUEST_DATE_MARK)
+        self.head, self.tail = head.encode(), tail.encode()
 
     def answer(self, now_ms):
         if self.tail is None:
             return self.head
         gmt, pacific = _formatted_second(now_ms // 1000)
-        request_date = ',"request_date":"%s","request_date_ms":"%d","request_date_pst":"%s"' % (gmt, now_ms, pacific)
+        request_date = '"request_date":"%s","request_date_ms":"%d","request_date_pst":"%s"' % (gmt, now_ms, pacific)
         return b"".join((self.head, request_date.encode(), self.tail))
 
     @staticmethod
     def _transaction(p):
-        fields = {"quantity": str(p["quantity"]), "product_id": p["product_id"],
-                  "transaction_id": p["transaction_id"], "original_transaction_id": p["original_transaction_id"],
-                  **apple_date("purchase_date", p["purchase_ms"]),
-                  **apple_date("original_purchase_date", p["purchase_ms"])}
-        return fields
+        return {"quantity": str(p["quantity"]), "product_id": p["product_id"],
+                "transaction_id": p["transaction_id"], "original_transaction_id": p["original_transaction_id"],
+                **apple_date("purchase_date", p["purchase_ms"]),
+                **apple_date("original_purchase_date", p["purchase_ms"])}
 
     @classmethod
     def _in_app(cls, p):

@@ -184,9 +184,9 @@ def _b64decode(b64):
             b64 = b64.encode("ascii")
         except UnicodeEncodeError as error:
             raise MalformedReceipt("not base64") from error
-    try:
-        return base64.b64decode(b64.replace(b"\n", b"").replace(b"\r", b""), validate=True)
-    except (binascii.Error, ValueError) as error:
+    try:  # strict: any character outside the alphabet, or misplaced padding, is an error
+        return binascii.a2b_base64(b64.replace(b"\n", b"").replace(b"\r", b""), strict_mode=True)
+    except binascii.Error as error:
         raise MalformedReceipt("not base64") from error
 
 

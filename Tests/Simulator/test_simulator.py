@@ -359,6 +359,43 @@ def test_keep_alive_expect_continue_and_chunked_bodies(sim):
     connection.close()
 
 
+def test_pipelined_requests_are_answered_in_order(sim):
+    sim.control(latency_ms=100)
+    bodies = [json.dumps({"receipt-data": app("p1", environment=e)}).encode() for e in ("Production", "Sandbox")]
+    connection = https_connection(sim)
+    connection.connect()
+    connection.sock.sendall(b"".join(b"POST /verifyReceipt HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%s"
+                                     % (len(body), body) for body in bodies))
+    answers = b""
+    while answers.count(b"HTTP/1.1 200 OK") < 2 or not answers.endswith(b"}"):
+        answers += connection.sock.recv(65536)
+    assert re.findall(rb'\{"status":(\d+)', answers) == [b"0", b"21007"]
+    connection.close()
+
+
+def test_a_client_that_leaves_early_is_not_in_flight(sim):
+    sim.control(latency_ms=1000)
+    with pytest.raises(requests.exceptions.Timeout):
+        requests.post(sim.url("production"), data=b"{}", verify=sim.ca, timeout=0.2)
+    deadline = time.monotonic() + 2
+    while sim.stats()["inflight"] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    stats = sim.stats()
+    assert stats["inflight"] == 0 and stats["production"]["requests"] == 1 and stats["production"]["status"] == {}
+
+
+def test_command_line_settings_survive_reset(certs):
+    process, ports = start_simulator(certs, "--untrusted", "--shared-secret", "abc", "--latency-ms", "50")
+    try:
+        s = Sim(certs, ports)
+        s.control(tls="trusted", shared_secret=None, latency_ms=0)
+        settings = s.control(reset=True)
+        assert (settings["tls"], settings["shared_secret"], settings["latency_ms"]) == ("untrusted", "abc", 50)
+    finally:
+        process.terminate()
+        process.wait(timeout=5)
+
+
 def test_sigterm_stops_the_simulator_cleanly(certs):
     process, ports = start_simulator(certs, "--latency-ms", "5000")
     idle = https_connection(Sim(certs, ports))

@@ -28,6 +28,19 @@ SETTINGS_REFRESH_SECONDS = 6
 SETTINGS_DEFAULTS = {"review_version": "", "sandbox_users": ""}
 
 
+# Tests marked outage("<daemon>") stop or restart that daemon of the stack.
+# They run last, the simulator's before MariaDB's, so whatever a restart leaves
+# behind shows in the tests about that restart and not in every test after them.
+OUTAGE_ORDER = {"simulator": 1, "mariadb": 2}
+
+
+def pytest_collection_modifyitems(items):
+    def rank(item):
+        marker = item.get_closest_marker("outage")
+        return 0 if marker is None else OUTAGE_ORDER[marker.args[0]]
+    items.sort(key=rank)
+
+
 def required_env(name):
     value = os.environ.get(name)
     if value is None:
@@ -179,6 +192,14 @@ def iap_fcgi_pid(run_dir):
     def read():
         return int((run_dir / "pids" / "iap-fcgi.pid").read_text().split()[0])
     return read
+
+
+@pytest.fixture
+def simulator_restarted(stack):
+    """The simulator stopped and started again: the service's kept-alive
+    connections to it are closed, so its next call makes a new TLS handshake."""
+    stack("stop simulator")
+    stack("start simulator")
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ import json
 import re
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 
 import pytest
@@ -239,6 +240,7 @@ def test_wrong_method_is_a_json_405(api, method, path):
 
 # --- the database down -----------------------------------------------------------------
 
+@pytest.mark.outage("mariadb")
 def test_health_reports_the_database_down(api, database_down):
     response = api.get("/v1/health")
 
@@ -247,6 +249,7 @@ def test_health_reports_the_database_down(api, database_down):
     assert response.json().get("database") == "down", response.text
 
 
+@pytest.mark.outage("mariadb")
 def test_orders_answer_503_while_the_database_is_down(api, database_down):
     response = api.post_json("/v1/orders", {"user_id": new_user_id(), "product_id": PAY_6})
 
@@ -254,6 +257,7 @@ def test_orders_answer_503_while_the_database_is_down(api, database_down):
     assert response.headers.get("Retry-After"), "503 database_unavailable without Retry-After"
 
 
+@pytest.mark.outage("mariadb")
 def test_service_recovers_from_a_database_restart_without_restarting(api, db, stack, iap_fcgi_pid):
     pid_before = iap_fcgi_pid()
     stack("stop mariadb")
@@ -266,6 +270,30 @@ def test_service_recovers_from_a_database_restart_without_restarting(api, db, st
     order = api.create_order(new_user_id())
     assert db.order(order["order_id"]) is not None, "the order made after the restart is not stored"
     assert iap_fcgi_pid() == pid_before, "iap-fcgi was restarted: it must reconnect by itself"
+
+
+# More than IAP_ACCEPT_THREADS (8 in the stack), so every worker thread and its
+# database connection takes part.
+REQUESTS_AFTER_RESTART = 48
+
+
+@pytest.mark.outage("mariadb")
+def test_no_request_fails_once_the_database_is_back(api, stack):
+    stack("stop mariadb")
+    try:
+        api.get("/v1/health")
+    finally:
+        stack("start mariadb")
+    wait_until(lambda: api.get("/v1/health").status_code == 200, 10, "health 200 after MariaDB started")
+
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        statuses = list(pool.map(
+            lambda _: api.post_json("/v1/orders", {"user_id": new_user_id(), "product_id": PAY_6}).status_code,
+            range(REQUESTS_AFTER_RESTART)))
+
+    failed = [status for status in statuses if status != 201]
+    assert not failed, (f"{len(failed)} of {len(statuses)} orders failed ({sorted(set(failed))}) after health "
+                        f"was 200 again: a connection broken by the restart was used without reconnecting")
 
 
 # --- the log ------------------------------------------------------------------------------

@@ -469,12 +469,24 @@ APPLE_FAULTS = {
     "slower than the timeout": {"latency_ms": 2500},  # the test stack's IAP_APPLE_TIMEOUT_MS is 2000
     "unavailable until cleared": {"force_status": 21005, "fail_next": 0},
     "connection dropped": {"drop_connection": True, "fail_next": 0},
-    "untrusted certificate": {"tls": "untrusted"},
 }
 
 
 @pytest.mark.parametrize("fault", APPLE_FAULTS.values(), ids=APPLE_FAULTS.keys())
 def test_apple_fault_defers_delivery_until_apple_recovers(api, db, simulator, receipts, fault):
+    assert_fault_defers_delivery(api, db, simulator, receipts, fault)
+
+
+@pytest.mark.outage("simulator")
+def test_untrusted_certificate_defers_delivery_until_apple_recovers(api, db, simulator, receipts,
+                                                                    simulator_restarted):
+    assert_fault_defers_delivery(api, db, simulator, receipts, {"tls": "untrusted"}, calls_during_fault=0)
+
+
+def assert_fault_defers_delivery(api, db, simulator, receipts, fault, calls_during_fault=None):
+    """With `fault` on, a verify request is answered retry_later with its receipt
+    kept and nothing delivered; once the fault is cleared, the same request delivers.
+    calls_during_fault: when given, the verifyReceipt calls that must have reached the simulator."""
     user_id = new_user_id()
     order_id = api.create_order(user_id, PAY_6)["order_id"]
     bought = purchases(receipts, PAY_6)
@@ -489,6 +501,8 @@ def test_apple_fault_defers_delivery_until_apple_recovers(api, db, simulator, re
     assert kept["apple_status"] in (None, fault.get("force_status")), f"apple_status {kept['apple_status']}"
     assert_nothing_delivered(db, user_id, [tid])
     assert db.order(order_id)["status"] == "created"
+    if calls_during_fault is not None:
+        assert simulator.requests_to("production") == calls_during_fault, f"calls to Apple during {fault}"
 
     simulator.reset()
     body = assert_verify_answer(api.verify(receipt, order_id=order_id, transaction_id=tid, user_id=user_id),
@@ -522,6 +536,7 @@ def test_apple_retries(api, simulator, receipts, fault, calls, status):
 
 # --- the database down ----------------------------------------------------------------------------
 
+@pytest.mark.outage("mariadb")
 def test_apple_is_not_called_while_the_database_is_down(api, simulator, receipts, database_down):
     receipt = receipts.app_receipt(purchases(receipts, PAY_6))
 

@@ -80,13 +80,7 @@ public struct ServiceConfiguration: Equatable, Sendable {
             listen = address
         }
 
-        let database = DatabaseConfiguration(
-            host: reader["IAP_DB_HOST"] ?? "127.0.0.1",
-            port: try reader.integer("IAP_DB_PORT", default: 3306, in: 1...65535, "must be a TCP port from 1 to 65535"),
-            socket: reader["IAP_DB_SOCKET"],
-            user: reader["IAP_DB_USER"] ?? "iap",
-            password: reader["IAP_DB_PASSWORD"] ?? "",
-            name: reader["IAP_DB_NAME"] ?? "iap")
+        let database = try DatabaseConfiguration.fromEnvironment(env)
 
         let bundleIDs = (reader["IAP_BUNDLE_IDS"] ?? "")
             .split(separator: ",")
@@ -158,7 +152,7 @@ extension ServiceConfiguration: CustomStringConvertible, CustomDebugStringConver
 }
 
 /// Reads variables with the conventions of `ServiceConfiguration`.
-private struct EnvironmentReader {
+struct EnvironmentReader {
     let env: [String: String]
 
     init(_ env: [String: String]) {

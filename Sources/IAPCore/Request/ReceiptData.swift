@@ -22,12 +22,19 @@ public struct ReceiptData: Equatable, Sendable {
     /// - Throws: `APIError.invalidReceiptData` for anything else, or when
     ///   nothing is left.
     public static func normalise(_ raw: String) throws(APIError) -> ReceiptData {
-        var raw = raw
-        let cleaned = raw.withUTF8 { Base64.clean($0) }
-        guard let bytes = cleaned.withUnsafeBufferPointer(Base64.decode), !bytes.isEmpty else {
-            throw APIError.invalidReceiptData
+        var text = raw
+        let receipt: ReceiptData?
+        if text.withUTF8(Base64.isClean) {
+            // The usual case: decode in place and keep the caller's string.
+            receipt = text.withUTF8(Base64.decode).map { ReceiptData(base64: text, bytes: $0) }
+        } else {
+            let cleaned = text.withUTF8(Base64.clean)
+            receipt = cleaned.withUnsafeBufferPointer(Base64.decode).map {
+                ReceiptData(base64: String(decoding: cleaned, as: UTF8.self), bytes: $0)
+            }
         }
-        return ReceiptData(base64: String(decoding: cleaned, as: UTF8.self), bytes: bytes)
+        guard let receipt, !receipt.bytes.isEmpty else { throw APIError.invalidReceiptData }
+        return receipt
     }
 }
 
@@ -45,6 +52,11 @@ private enum Base64 {
         }
         return table
     }()
+
+    /// True when `clean` would change nothing.
+    static func isClean(_ raw: UnsafeBufferPointer<UInt8>) -> Bool {
+        !raw.contains { $0 == space || $0 == 0x0D || $0 == 0x0A || $0 == 0x09 }
+    }
 
     /// Drops `\r \n \t` and turns spaces into `+`.
     static func clean(_ raw: UnsafeBufferPointer<UInt8>) -> [UInt8] {
@@ -64,47 +76,47 @@ private enum Base64 {
     /// padding anywhere but at the end.
     static func decode(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         guard text.count % 4 == 0 else { return nil }
+        // One or two trailing `=`; any other `=` is outside the alphabet below.
         var paddingCount = 0
-        if text.count >= 4 {
-            if text[text.count - 1] == padding { paddingCount += 1 }
-            if text[text.count - 2] == padding { paddingCount += 1 }
+        if text.count >= 4 && text[text.count - 1] == padding {
+            paddingCount = text[text.count - 2] == padding ? 2 : 1
         }
-        if paddingCount == 1 && text[text.count - 2] == padding { return nil }
-        var output: [UInt8] = []
-        output.reserveCapacity(text.count / 4 * 3)
-        return values.withUnsafeBufferPointer { values -> [UInt8]? in
-            let significant = text.count - paddingCount
-            var index = 0
-            while index + 4 <= significant {
-                let a = values[Int(text[index])]
-                let b = values[Int(text[index + 1])]
-                let c = values[Int(text[index + 2])]
-                let d = values[Int(text[index + 3])]
-                guard a | b | c | d < 64 else { return nil }
-                output.append(a << 2 | b >> 4)
-                output.append(b << 4 | c >> 2)
-                output.append(c << 6 | d)
-                index += 4
+        let significant = text.count - paddingCount
+        var valid = true
+        let output = values.withUnsafeBufferPointer { values in
+            [UInt8](unsafeUninitializedCapacity: significant / 4 * 3 + 2) { output, written in
+                var index = 0
+                var end = 0
+                while index + 4 <= significant {
+                    let a = values[Int(text[index])]
+                    let b = values[Int(text[index + 1])]
+                    let c = values[Int(text[index + 2])]
+                    let d = values[Int(text[index + 3])]
+                    guard a | b | c | d < 64 else {
+                        valid = false
+                        break
+                    }
+                    output[end] = a << 2 | b >> 4
+                    output[end + 1] = b << 4 | c >> 2
+                    output[end + 2] = c << 6 | d
+                    index += 4
+                    end += 3
+                }
+                if valid && significant - index >= 2 {  // 2 or 3 characters before the padding
+                    let a = values[Int(text[index])]
+                    let b = values[Int(text[index + 1])]
+                    let c = significant - index == 3 ? values[Int(text[index + 2])] : 0
+                    valid = a | b | c < 64
+                    output[end] = a << 2 | b >> 4
+                    end += 1
+                    if significant - index == 3 {
+                        output[end] = b << 4 | c >> 2
+                        end += 1
+                    }
+                }
+                written = valid ? end : 0
             }
-            switch significant - index {
-            case 0:
-                break
-            case 2:
-                let a = values[Int(text[index])]
-                let b = values[Int(text[index + 1])]
-                guard a | b < 64 else { return nil }
-                output.append(a << 2 | b >> 4)
-            case 3:
-                let a = values[Int(text[index])]
-                let b = values[Int(text[index + 1])]
-                let c = values[Int(text[index + 2])]
-                guard a | b | c < 64 else { return nil }
-                output.append(a << 2 | b >> 4)
-                output.append(b << 4 | c >> 2)
-            default:
-                return nil
-            }
-            return output
         }
+        return valid ? output : nil
     }
 }

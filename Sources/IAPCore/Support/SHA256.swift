@@ -32,13 +32,9 @@ public enum SHA256 {
 
     private static func digestWords(_ message: UnsafeBufferPointer<UInt8>) -> [UInt32] {
         var state = initialState
-        let fullBlocks = message.count / 64
-        for block in 0..<fullBlocks {
-            compress(&state, UnsafeBufferPointer(rebasing: message[block * 64..<block * 64 + 64]))
-        }
-
         // Padding: 0x80, zeros, then the message length in bits, big-endian,
-        // filling one or two final blocks.
+        // filling one or two final blocks after the message's full blocks.
+        let fullBlocks = message.count / 64
         let remainder = message.count - fullBlocks * 64
         var tail = [UInt8](repeating: 0, count: remainder < 56 ? 64 : 128)
         for offset in 0..<remainder {
@@ -49,17 +45,33 @@ public enum SHA256 {
         for offset in 0..<8 {
             tail[tail.count - 1 - offset] = UInt8(truncatingIfNeeded: bitLength >> (8 * UInt64(offset)))
         }
-        tail.withUnsafeBufferPointer { tailBytes in
-            for start in stride(from: 0, to: tailBytes.count, by: 64) {
-                compress(&state, UnsafeBufferPointer(rebasing: tailBytes[start..<start + 64]))
+
+        state.withUnsafeMutableBufferPointer { state in
+            roundConstants.withUnsafeBufferPointer { constants in
+                withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { schedule in
+                    let compressor = Compressor(state: state, constants: constants, schedule: schedule)
+                    for block in 0..<fullBlocks {
+                        compressor.compress(UnsafeBufferPointer(rebasing: message[block * 64..<block * 64 + 64]))
+                    }
+                    tail.withUnsafeBufferPointer { tail in
+                        for start in stride(from: 0, to: tail.count, by: 64) {
+                            compressor.compress(UnsafeBufferPointer(rebasing: tail[start..<start + 64]))
+                        }
+                    }
+                }
             }
         }
         return state
     }
 
-    /// Folds one 64-byte block into `state`.
-    private static func compress(_ state: inout [UInt32], _ block: UnsafeBufferPointer<UInt8>) {
-        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { schedule in
+    /// The compression function over buffers set up once per message.
+    private struct Compressor {
+        let state: UnsafeMutableBufferPointer<UInt32>
+        let constants: UnsafeBufferPointer<UInt32>
+        let schedule: UnsafeMutableBufferPointer<UInt32>
+
+        /// Folds one 64-byte block into `state`.
+        func compress(_ block: UnsafeBufferPointer<UInt8>) {
             for index in 0..<16 {
                 let base = index * 4
                 schedule[index] =
@@ -85,7 +97,7 @@ public enum SHA256 {
             for index in 0..<64 {
                 let sum1 = rotateRight(e, 6) ^ rotateRight(e, 11) ^ rotateRight(e, 25)
                 let choice = (e & f) ^ (~e & g)
-                let temp1 = h &+ sum1 &+ choice &+ roundConstants[index] &+ schedule[index]
+                let temp1 = h &+ sum1 &+ choice &+ constants[index] &+ schedule[index]
                 let sum0 = rotateRight(a, 2) ^ rotateRight(a, 13) ^ rotateRight(a, 22)
                 let majority = (a & b) ^ (a & c) ^ (b & c)
                 let temp2 = sum0 &+ majority
