@@ -16,7 +16,8 @@ Control keys:
   retryable_key    "is-retryable" (default) or "is_retryable" (Apple spells it both ways)
   fault_env        "both" (default), "production" or "sandbox": the endpoints the faults and latency hit
   shared_secret    when set, a request whose "password" is missing or different gets 21004
-  tls              "trusted" (CA-issued certificate) or "untrusted" (self-signed), for new connections
+  tls              "trusted" (CA-issued certificate) or "untrusted" (self-signed), for new connections;
+                   a change closes the idle keep-alive connections
   reset            true: everything back to the command-line settings, counters zeroed
 
 Receipts are made by receipts.py in this folder. One asyncio process (uvloop when importable); it logs
@@ -585,7 +586,10 @@ class ControlSite:
                         raise ValueError(f"bad value for reset: {reset!r}")
                     if reset:
                         sim.reset()
+                    certificate_before = sim.settings.tls
                     sim.settings.update(changes)
+                    if sim.settings.tls != certificate_before:
+                        sim.close_idle_apple_connections()
                 except ValueError as error:
                     return 400, {"error": str(error)}
                 return 200, sim.settings.as_dict()
@@ -604,6 +608,14 @@ class ControlSite:
 # ---------- the process ----------
 
 class Simulator:
+    def close_idle_apple_connections(self):
+        """A certificate change reaches only new connections (it is checked at the handshake): close the
+        idle keep-alive ones, so that clients connect again and meet the new certificate, as they would
+        meet a man in the middle."""
+        for connection in list(self.connections):
+            if isinstance(connection.site, AppleSite) and not connection.busy and connection.transport is not None:
+                connection.transport.close()
+
     def __init__(self, args):
         self.args = args
         self.verifier = Verifier()
