@@ -12,6 +12,8 @@ let package = Package(
     products: [
         .executable(name: "iap-fcgi", targets: ["iap-fcgi"]),
         .executable(name: "iapctl", targets: ["iapctl"]),
+        // The pure logic, for the fuzz targets in Fuzz/ (a package of its own).
+        .library(name: "IAPCore", targets: ["IAPCore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
