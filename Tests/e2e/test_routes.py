@@ -238,6 +238,46 @@ def test_wrong_method_is_a_json_405(api, method, path):
     assert_error(api.request(method, path), 405, "method_not_allowed")
 
 
+# --- the log ------------------------------------------------------------------------------
+
+def read_log_from(path, offset):
+    with open(path, "rb") as log:
+        log.seek(offset)
+        return log.read().decode("utf-8", errors="replace")
+
+
+def test_log_has_a_line_per_request(api, run_dir):
+    log_path = run_dir / "logs" / "iap-fcgi.log"
+    offset = log_path.stat().st_size
+    expected = [("GET", "/v1/health", "200"), ("POST", "/v1/orders", "201"), ("GET", "/v1/nope", "404")]
+
+    api.get("/v1/health")
+    api.create_order(new_user_id())
+    api.get("/v1/nope")
+
+    def logged(lines, method, path, status):
+        return any(method in line and path in line and re.search(rf"\b{status}\b", line) for line in lines)
+
+    def all_logged():
+        lines = read_log_from(log_path, offset).splitlines()
+        return all(logged(lines, *request) for request in expected)
+    wait_until(all_logged, 3, f"a line with method, path and status for each of {expected} in {log_path}")
+
+
+def test_log_holds_no_receipt_and_no_password(api, run_dir, receipts, db):
+    log_path = run_dir / "logs" / "iap-fcgi.log"
+    receipt = receipts.app_receipt([receipts.purchase(PAY_6, transaction_id=new_transaction_id())])
+    api.verify(receipt, user_id=new_user_id())
+    time.sleep(0.5)  # let the request's log line reach the file
+
+    log = log_path.read_text(encoding="utf-8", errors="replace")
+    log = log.replace(str(run_dir), "<run>")  # a run dir such as /tmp/iap-local is not the password
+    assert receipt[:40] not in log, "receipt data appears in the log"
+    assert "iap-local" not in log, "the database password appears in the log"
+    password = db.connect_args["password"]
+    assert not password or password not in log, "the database password appears in the log"
+
+
 # --- the database down -----------------------------------------------------------------
 
 @pytest.mark.outage("mariadb")
@@ -281,56 +321,17 @@ REQUESTS_AFTER_RESTART = 48
 def test_no_request_fails_once_the_database_is_back(api, stack):
     stack("stop mariadb")
     try:
-        api.get("/v1/health")
+        api.get("/v1/health")  # the service meets the outage
     finally:
         stack("start mariadb")
     wait_until(lambda: api.get("/v1/health").status_code == 200, 10, "health 200 after MariaDB started")
 
+    def place_order(_):
+        return api.post_json("/v1/orders", {"user_id": new_user_id(), "product_id": PAY_6}).status_code
+
     with ThreadPoolExecutor(max_workers=16) as pool:
-        statuses = list(pool.map(
-            lambda _: api.post_json("/v1/orders", {"user_id": new_user_id(), "product_id": PAY_6}).status_code,
-            range(REQUESTS_AFTER_RESTART)))
+        statuses = list(pool.map(place_order, range(REQUESTS_AFTER_RESTART)))
 
     failed = [status for status in statuses if status != 201]
     assert not failed, (f"{len(failed)} of {len(statuses)} orders failed ({sorted(set(failed))}) after health "
                         f"was 200 again: a connection broken by the restart was used without reconnecting")
-
-
-# --- the log ------------------------------------------------------------------------------
-
-def read_log_from(path, offset):
-    with open(path, "rb") as log:
-        log.seek(offset)
-        return log.read().decode("utf-8", errors="replace")
-
-
-def test_log_has_a_line_per_request(api, run_dir):
-    log_path = run_dir / "logs" / "iap-fcgi.log"
-    offset = log_path.stat().st_size
-    expected = [("GET", "/v1/health", "200"), ("POST", "/v1/orders", "201"), ("GET", "/v1/nope", "404")]
-
-    api.get("/v1/health")
-    api.create_order(new_user_id())
-    api.get("/v1/nope")
-
-    def logged(lines, method, path, status):
-        return any(method in line and path in line and re.search(rf"\b{status}\b", line) for line in lines)
-
-    def all_logged():
-        lines = read_log_from(log_path, offset).splitlines()
-        return all(logged(lines, *request) for request in expected)
-    wait_until(all_logged, 3, f"a line with method, path and status for each of {expected} in {log_path}")
-
-
-def test_log_holds_no_receipt_and_no_password(api, run_dir, receipts, db):
-    log_path = run_dir / "logs" / "iap-fcgi.log"
-    receipt = receipts.app_receipt([receipts.purchase(PAY_6, transaction_id=new_transaction_id())])
-    api.verify(receipt, user_id=new_user_id())
-    time.sleep(0.5)  # let the request's log line reach the file
-
-    log = log_path.read_text(encoding="utf-8", errors="replace")
-    log = log.replace(str(run_dir), "<run>")  # a run dir such as /tmp/iap-local is not the password
-    assert receipt[:40] not in log, "receipt data appears in the log"
-    assert "iap-local" not in log, "the database password appears in the log"
-    password = db.connect_args["password"]
-    assert not password or password not in log, "the database password appears in the log"
