@@ -18,7 +18,7 @@ public final class FastCGIListener: Sendable {
 
     /// Opens `host:port` or a unix socket path. A unix socket gets mode 0660
     /// (owner and group: give nginx's user the group), replacing a stale file.
-    public static func open(_ address: String, backlog: Int32 = 1024, isUnixPath: Bool) throws(FastCGIError)
+    public static func open(_ address: String, backlog: Int32 = 4096, isUnixPath: Bool) throws(FastCGIError)
         -> FastCGIListener
     {
         guard libraryInitialised else { throw FastCGIError(function: "FCGX_Init", code: -1) }

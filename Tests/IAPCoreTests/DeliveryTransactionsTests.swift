@@ -90,4 +90,15 @@ final class DeliveryTransactionsTests: XCTestCase {
         XCTAssertEqual(ReceiptTransactions(reply: AppleFixtures.reply(MadeUpAnswers.emptyInApp), namedTransactionID: nil).transactions, [])
         XCTAssertEqual(ReceiptTransactions(reply: AppleReply(status: 0), namedTransactionID: nil).transactions, [])
     }
+
+    func testAtMostTheMaximumCountIsHandledAndTheNamedOneIsAmongThem() {
+        let many = (0...ReceiptTransactions.maximumCount).map {
+            AppleTransaction(transactionID: String(1_000_000 + $0), productID: "p")
+        }
+        let named = many.last!.transactionID
+        let transactions = ReceiptTransactions(inApp: many, latestReceiptInfo: [], namedTransactionID: named)
+        XCTAssertEqual(transactions.transactions.count, ReceiptTransactions.maximumCount)
+        XCTAssertEqual(transactions.transactions.first?.transactionID, named)
+        XCTAssertTrue(transactions.namedTransactionPresent)
+    }
 }

@@ -245,4 +245,17 @@ final class VerifyRequestTests: XCTestCase {
             XCTAssertEqual(error?.message.hasPrefix("app_version "), true, "\(value)")
         }
     }
+
+    func testReceiptOverTheLimitIsAnInvalidField() {
+        let tooLong = String(repeating: "AAAA", count: VerifyRequest.maxReceiptCharacters / 4 + 1)
+        let error = apiError(body([("receipt_data", .string(tooLong)), ("user_id", .string("u1"))]))
+        XCTAssertEqual(error?.code, "invalid_field")
+        XCTAssertEqual(error?.httpStatus, 400)
+    }
+
+    func testReceiptAtTheLimitIsAccepted() throws {
+        let atLimit = String(repeating: "AAAA", count: VerifyRequest.maxReceiptCharacters / 4)
+        let request = try VerifyRequest.parse(body: body([("receipt_data", .string(atLimit)), ("user_id", .string("u1"))]))
+        XCTAssertEqual(request.receipt.bytes.count, VerifyRequest.maxReceiptCharacters / 4 * 3)
+    }
 }

@@ -31,6 +31,10 @@ public struct ServiceConfiguration: Equatable, Sendable {
     /// `IAP_ACCEPT_THREADS`: threads accepting and serving FastCGI requests.
     /// Default 8, allowed 1...256.
     public var acceptThreads: Int
+    /// `IAP_APPLE_MAX_CALLS`: calls to Apple under way at once, default 4096
+    /// (1...65536). Further calls wait their turn: a bound on what a flood of
+    /// requests can make us send to Apple.
+    public var appleMaxCalls: Int
 
     public static let defaultProductionURL = "https://buy.itunes.apple.com/verifyReceipt"
     public static let defaultSandboxURL = "https://sandbox.itunes.apple.com/verifyReceipt"
@@ -38,6 +42,8 @@ public struct ServiceConfiguration: Equatable, Sendable {
     public static let appleTimeoutMsRange = 100...120_000
     public static let defaultAcceptThreads = 8
     public static let acceptThreadsRange = 1...256
+    public static let defaultAppleMaxCalls = 4096
+    public static let appleMaxCallsRange = 1...65536
 
     public init(
         listen: ListenAddress = .inheritedSocket,
@@ -49,7 +55,8 @@ public struct ServiceConfiguration: Equatable, Sendable {
         appleTimeoutMs: Int = defaultAppleTimeoutMs,
         sharedSecret: String? = nil,
         sandboxPolicy: SandboxPolicy = .review,
-        acceptThreads: Int = defaultAcceptThreads
+        acceptThreads: Int = defaultAcceptThreads,
+        appleMaxCalls: Int = defaultAppleMaxCalls
     ) {
         self.listen = listen
         self.database = database
@@ -61,6 +68,7 @@ public struct ServiceConfiguration: Equatable, Sendable {
         self.sharedSecret = sharedSecret
         self.sandboxPolicy = sandboxPolicy
         self.acceptThreads = acceptThreads
+        self.appleMaxCalls = appleMaxCalls
     }
 
     /// Reads and validates the environment (pass `ProcessInfo.processInfo.environment`).
@@ -125,7 +133,10 @@ public struct ServiceConfiguration: Equatable, Sendable {
             sandboxPolicy: sandboxPolicy,
             acceptThreads: try reader.integer(
                 "IAP_ACCEPT_THREADS", default: defaultAcceptThreads, in: acceptThreadsRange,
-                "must be a whole number of threads from 1 to 256"))
+                "must be a whole number of threads from 1 to 256"),
+            appleMaxCalls: try reader.integer(
+                "IAP_APPLE_MAX_CALLS", default: defaultAppleMaxCalls, in: appleMaxCallsRange,
+                "must be a whole number of calls from 1 to 65536"))
     }
 }
 
@@ -134,7 +145,7 @@ extension ServiceConfiguration: CustomStringConvertible, CustomDebugStringConver
         "ServiceConfiguration(listen: \(listen), database: \(database), bundleIDs: \(bundleIDs), "
             + "productionURL: \(productionURL), sandboxURL: \(sandboxURL), caFile: \(caFile ?? "<system>"), "
             + "appleTimeoutMs: \(appleTimeoutMs), sharedSecret: \(Redacted(sharedSecret)), "
-            + "sandboxPolicy: \(sandboxPolicy.rawValue), acceptThreads: \(acceptThreads))"
+            + "sandboxPolicy: \(sandboxPolicy.rawValue), acceptThreads: \(acceptThreads), appleMaxCalls: \(appleMaxCalls))"
     }
 
     public var debugDescription: String { description }
@@ -146,7 +157,7 @@ extension ServiceConfiguration: CustomStringConvertible, CustomDebugStringConver
                 "listen": listen, "database": database, "bundleIDs": bundleIDs,
                 "productionURL": productionURL, "sandboxURL": sandboxURL, "caFile": caFile as Any,
                 "appleTimeoutMs": appleTimeoutMs, "sharedSecret": Redacted(sharedSecret).description,
-                "sandboxPolicy": sandboxPolicy, "acceptThreads": acceptThreads,
+                "sandboxPolicy": sandboxPolicy, "acceptThreads": acceptThreads, "appleMaxCalls": appleMaxCalls,
             ])
     }
 }

@@ -10,6 +10,11 @@ public struct ReceiptTransactions: Equatable, Sendable {
     /// The request's `transaction_id` (nil or empty: none named).
     public let namedTransactionID: String?
 
+    /// At most this many transactions are handled per request (a limit against
+    /// abuse; the named one is always among them). Apple's receipts hold far
+    /// fewer: finished consumables leave the receipt.
+    public static let maximumCount = 1000
+
     public init(reply: AppleReply, namedTransactionID: String?) {
         self.init(
             inApp: reply.receipt?.inApp ?? [], latestReceiptInfo: reply.latestReceiptInfo,
@@ -31,7 +36,7 @@ public struct ReceiptTransactions: Equatable, Sendable {
         if let named, let position = positions[named] {
             unique.insert(unique.remove(at: position), at: 0)
         }
-        self.transactions = unique
+        self.transactions = Array(unique.prefix(Self.maximumCount))
         self.namedTransactionID = named
     }
 

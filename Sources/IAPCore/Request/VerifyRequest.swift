@@ -28,6 +28,9 @@ public struct VerifyRequest: Equatable, Sendable {
     public static let maxTransactionIDDigits = 64
     /// The most characters an app version may have.
     public static let maxAppVersionLength = 32
+    /// The longest `receipt_data` taken, in characters (about 1 MiB decoded): a
+    /// limit against abuse, far above what an app receipt weighs.
+    public static let maxReceiptCharacters = 1_400_000
 
     /// Reads a request body. Errors are the contract's 400s: `invalid_json`,
     /// `missing_field`, `invalid_field` (each naming the field) and
@@ -56,6 +59,9 @@ public struct VerifyRequest: Equatable, Sendable {
         guard let value = fields[name] else { throw APIError.missingField("receipt_data") }
         guard let text = value.stringValue else {
             throw APIError.invalidField(name, "must be a base64 string")
+        }
+        guard text.utf8.count <= maxReceiptCharacters else {
+            throw APIError.invalidField(name, "is longer than \(maxReceiptCharacters) characters")
         }
         return try ReceiptData.normalise(text)
     }

@@ -13,6 +13,7 @@ public final class Service: Sendable {
     private let apple: AppleClient
     private let inflight = InflightCounter()
     private let signals: ShutdownSignals
+    private let descriptorLimit: UInt64
 
     /// Delivery threads: each holds a database connection for the step after Apple.
     static let deliveryThreads = 4
@@ -23,6 +24,7 @@ public final class Service: Sendable {
         // Before any thread starts, so that every thread inherits the blocked signals.
         signals = ShutdownSignals()
         self.configuration = configuration
+        descriptorLimit = FileDescriptorLimit.raiseToMaximum()
         MariaDBConnection.initialiseLibrary()
         switch configuration.listen {
         case .inheritedSocket:
@@ -38,7 +40,7 @@ public final class Service: Sendable {
         apple = try AppleClient(endpoints: AppleEndpoints(
             productionURL: configuration.productionURL, sandboxURL: configuration.sandboxURL,
             caFile: configuration.caFile, timeoutMs: configuration.appleTimeoutMs,
-            sharedSecret: configuration.sharedSecret))
+            sharedSecret: configuration.sharedSecret, maxCalls: configuration.appleMaxCalls))
         let verification = Verification(
             bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy, settings: settings)
         verification.startWorkers(count: Self.deliveryThreads, database: database)
@@ -57,7 +59,7 @@ public final class Service: Sendable {
                 acceptLoop(worker: WorkerContext(database: database))
             }
         }
-        Log.event("serving on \(configuration.listen) with \(configuration.acceptThreads) accept threads")
+        Log.event("serving on \(configuration.listen) with \(configuration.acceptThreads) accept threads, \(descriptorLimit) file descriptors")
         let signal = signals.wait()
         Log.event("signal \(signal): no new requests; finishing \(inflight.current) under way")
         listener.stopAccepting()

@@ -18,6 +18,8 @@ final class AppleClient: @unchecked Sendable {
     private let stopping = Locked(false)
     // The rest belongs to the client's own thread.
     private var waiting: [Call] = []
+    /// Calls ready to go while `maxCalls` are under way, first come first served.
+    private var queued: [Call] = []
     private var idleTransfers: [CurlTransfer] = []
 
     init(endpoints: AppleEndpoints) throws {
@@ -54,7 +56,8 @@ final class AppleClient: @unchecked Sendable {
                 for (transfer, outcome) in try multi.perform() {
                     complete(transfer, outcome)
                 }
-                if stopping.withLock({ $0 }) && multi.count == 0 && waiting.isEmpty
+                startQueuedCalls()
+                if stopping.withLock({ $0 }) && multi.count == 0 && waiting.isEmpty && queued.isEmpty
                     && submitted.withLock({ $0.isEmpty })
                 {
                     return
@@ -83,6 +86,10 @@ final class AppleClient: @unchecked Sendable {
     }
 
     private func startTransfer(_ call: Call) {
+        guard multi.count < endpoints.maxCalls else {
+            queued.append(call)
+            return
+        }
         do {
             let transfer = try idleTransfers.popLast() ?? CurlTransfer()
             try transfer.prepare(
@@ -115,6 +122,14 @@ final class AppleClient: @unchecked Sendable {
         advance(call, to: call.sequence.next(after: result))
     }
 
+    private func startQueuedCalls() {
+        let free = min(endpoints.maxCalls - multi.count, queued.count)
+        guard free > 0 else { return }
+        let starting = queued.prefix(free)
+        queued.removeFirst(free)
+        starting.forEach(startTransfer)
+    }
+
     private func startDueCalls() {
         guard !waiting.isEmpty else { return }
         let now = Clock.monotonicNanoseconds()
@@ -123,8 +138,10 @@ final class AppleClient: @unchecked Sendable {
         due.forEach(startTransfer)
     }
 
-    /// How long the thread may sleep: until the next backoff ends, at most 1 s.
+    /// How long the thread may sleep: until the next backoff ends, at most 1 s;
+    /// not at all while started transfers wait for their first `perform`.
     private func nextWaitMs() -> Int32 {
+        if !queued.isEmpty && multi.count < endpoints.maxCalls { return 0 }
         guard let next = waiting.map(\.dueAt).min() else { return 1000 }
         let now = Clock.monotonicNanoseconds()
         return next <= now ? 0 : Int32(min((next - now) / 1_000_000 + 1, 1000))

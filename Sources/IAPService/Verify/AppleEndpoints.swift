@@ -9,6 +9,8 @@ struct AppleEndpoints: Sendable {
     let timeoutMs: Int
     /// Sent as `password`; never logged.
     let sharedSecret: String?
+    /// Calls under way at once; more wait their turn.
+    let maxCalls: Int
     let retryPolicy = AppleRetryPolicy()
 
     /// A connection must be made within this (or the total timeout, if shorter).
