@@ -60,10 +60,18 @@ struct TransactionStore {
 
     /// The stored row, locked until the database transaction ends.
     func existing(_ transactionID: String) throws(MariaDBError) -> Existing? {
-        guard let row = try connection.execute(
-            "SELECT state, order_id, user_id FROM transactions WHERE transaction_id = ? FOR UPDATE",
-            [.text(transactionID)]
-        ).first, let state = row[0], let userID = row[2] else { return nil }
+        try read("SELECT state, order_id, user_id FROM transactions WHERE transaction_id = ? FOR UPDATE", transactionID)
+    }
+
+    /// The stored row, read without a lock (outside a database transaction).
+    func stored(_ transactionID: String) throws(MariaDBError) -> Existing? {
+        try read("SELECT state, order_id, user_id FROM transactions WHERE transaction_id = ?", transactionID)
+    }
+
+    private func read(_ sql: String, _ transactionID: String) throws(MariaDBError) -> Existing? {
+        guard let row = try connection.execute(sql, [.text(transactionID)]).first, let state = row[0],
+              let userID = row[2]
+        else { return nil }
         return Existing(state: state, orderID: row[1], userID: userID)
     }
 

@@ -4,6 +4,8 @@ import MariaDB
 /// POST /v1/receipts/verify, steps 0 and 1: the request is checked, the order it
 /// names looked up, and the receipt recorded; then the receipt goes to Apple and
 /// this thread is free again. `Verification` finishes the work when Apple answers.
+/// A receipt already verified and wholly delivered is answered at once
+/// (`ReplayShortcut`).
 struct VerifyRoute: Sendable {
     let apple: AppleClient
     let verification: Verification
@@ -17,7 +19,16 @@ struct VerifyRoute: Sendable {
         }
         let pending: Verification.Pending
         do {
-            pending = try record(verifyRequest, from: request, connection: worker.connection)
+            let userID = try user(of: verifyRequest, connection: worker.connection)
+            let receipts = ReceiptStore(connection: worker.connection)
+            if let replay = try ReplayShortcut(connection: worker.connection).answer(verifyRequest, userID: userID) {
+                try receipts.recordReplay(
+                    verifyRequest, userID: userID, clientAddress: request.clientAddress, answer: replay, at: .now())
+                return responder.send(.verify(replay))
+            }
+            let receiptID = try receipts.record(
+                verifyRequest, userID: userID, clientAddress: request.clientAddress, at: .now())
+            pending = Verification.Pending(request: verifyRequest, userID: userID, receiptID: receiptID)
         } catch let error as APIError {
             return responder.send(.error(error))
         } catch {
@@ -30,23 +41,21 @@ struct VerifyRoute: Sendable {
         }
     }
 
-    private func record(
-        _ verifyRequest: VerifyRequest, from request: HTTPRequest, connection: MariaDBConnection
-    ) throws -> Verification.Pending {
-        var userID = verifyRequest.userID
-        if let orderID = verifyRequest.orderID {
-            guard let order = try OrderStore(connection: connection).order(orderID) else {
-                throw APIError.unknownOrder
+    /// The user the goods go to: the named order's (which must exist, and be
+    /// the request's user if it names one), or the request's `user_id`.
+    private func user(of verifyRequest: VerifyRequest, connection: MariaDBConnection) throws -> String {
+        guard let orderID = verifyRequest.orderID else {
+            guard let userID = verifyRequest.userID else {
+                throw APIError.missingField("user_id", "is required when order_id is absent")
             }
-            if let userID, userID != order.userID {
-                throw APIError.orderUserMismatch
-            }
-            userID = order.userID
+            return userID
         }
-        guard let userID else { throw APIError.missingField("user_id", "is required when order_id is absent") }
-        let receiptID = try ReceiptStore(connection: connection).record(
-            verifyRequest.receipt, orderID: verifyRequest.orderID, userID: userID,
-            clientAddress: request.clientAddress, at: .now())
-        return Verification.Pending(request: verifyRequest, userID: userID, receiptID: receiptID)
+        guard let order = try OrderStore(connection: connection).order(orderID) else {
+            throw APIError.unknownOrder
+        }
+        if let userID = verifyRequest.userID, userID != order.userID {
+            throw APIError.orderUserMismatch
+        }
+        return order.userID
     }
 }

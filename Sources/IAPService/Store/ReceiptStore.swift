@@ -5,18 +5,81 @@ import MariaDB
 struct ReceiptStore {
     let connection: MariaDBConnection
 
-    /// Step 1 of a verification: the receipt is on record before Apple is called.
+    /// Step 1 of a verification: the receipt is on record before Apple is called,
+    /// with what the request said of it.
     func record(
-        _ receipt: ReceiptData, orderID: String?, userID: String, clientAddress: String?, at time: Timestamp
+        _ request: VerifyRequest, userID: String, clientAddress: String?, at time: Timestamp
     ) throws(MariaDBError) -> UInt64 {
         try connection.execute(
             """
-            INSERT INTO receipts (sha256, receipt_data, order_id, user_id, client_ip, received_at)
-            VALUES (?, ?, ?, ?, ?, ?)
+            INSERT INTO receipts (sha256, receipt_data, order_id, transaction_id, app_version, user_id, client_ip,
+              received_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """,
-            [.text(receipt.sha256Hex), .text(receipt.base64), .optional(orderID), .text(userID),
+            [.text(request.receipt.sha256Hex), .text(request.receipt.base64), .optional(request.orderID),
+             .optional(request.transactionID), .optional(request.appVersion), .text(userID),
              .optional(clientAddress.map { String($0.prefix(45)) }), .text(time.sql)]
         ).insertID
+    }
+
+    /// The audit row of a request answered from the database (`ReplayShortcut`):
+    /// complete at once, with the status and environment of the answer it reused.
+    /// Apple's answer itself is not copied again; the earlier row has it.
+    func recordReplay(
+        _ request: VerifyRequest, userID: String, clientAddress: String?, answer: VerifyAnswer, at time: Timestamp
+    ) throws(MariaDBError) {
+        try connection.execute(
+            """
+            INSERT INTO receipts (sha256, receipt_data, order_id, transaction_id, app_version, user_id, client_ip,
+              environment, apple_status, received_at, verified_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """,
+            [.text(request.receipt.sha256Hex), .text(request.receipt.base64), .optional(request.orderID),
+             .optional(request.transactionID), .optional(request.appVersion), .text(userID),
+             .optional(clientAddress.map { String($0.prefix(45)) }), .optional(answer.environment?.rawValue),
+             answer.appleStatus.map { .integer(Int64($0)) } ?? .null, .text(time.sql), .text(time.sql)])
+    }
+
+    /// Apple's answer to the latest completed verification of these exact
+    /// receipt bytes, when Apple found them valid.
+    func lastValidAnswer(sha256: String) throws(MariaDBError) -> (environment: AppleEnvironment, answer: [UInt8])? {
+        guard let row = try connection.execute(
+            """
+            SELECT environment, apple_response FROM receipts
+            WHERE sha256 = ? AND verified_at IS NOT NULL AND apple_status IN (0, 21006)
+            ORDER BY receipt_id DESC LIMIT 1
+            """,
+            [.text(sha256)]
+        ).first, let environment = row[0].flatMap(AppleEnvironment.init(rawValue:)), let answer = row[1]
+        else { return nil }
+        return (environment, Array(answer.utf8))
+    }
+
+    /// Receipts whose verification never completed (Apple or the database was
+    /// down, the process died), received before `time`, oldest first.
+    func unverified(receivedBefore time: Timestamp, limit: Int) throws(MariaDBError) -> [Unverified] {
+        try connection.execute(
+            """
+            SELECT receipt_id, receipt_data, order_id, transaction_id, user_id, app_version FROM receipts
+            WHERE verified_at IS NULL AND received_at < ? ORDER BY receipt_id LIMIT ?
+            """,
+            [.text(time.sql), .integer(Int64(limit))]
+        ).rows.compactMap { row in
+            guard let id = row[0].flatMap({ UInt64($0) }), let data = row[1], let userID = row[4] else { return nil }
+            return Unverified(
+                receiptID: id, receiptData: data, orderID: row[2], transactionID: row[3], userID: userID,
+                appVersion: row[5])
+        }
+    }
+
+    /// A receipts row left unverified, with what its request said.
+    struct Unverified {
+        let receiptID: UInt64
+        let receiptData: String
+        let orderID: String?
+        let transactionID: String?
+        let userID: String
+        let appVersion: String?
     }
 
     /// Stores Apple's last answer. `completed` marks the verification as done

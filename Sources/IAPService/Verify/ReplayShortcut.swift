@@ -1,0 +1,39 @@
+import IAPCore
+import MariaDB
+
+/// Clients retry a lot. A receipt whose exact bytes (by SHA-256) Apple found
+/// valid before, and whose every transaction is in the database already, is
+/// answered from the database: Apple's quota and latency are not ours to
+/// spend, and asking again could not deliver anything.
+struct ReplayShortcut {
+    let connection: MariaDBConnection
+
+    /// The answer without Apple, or nil when the request must go to Apple.
+    func answer(_ request: VerifyRequest, userID: String) throws -> VerifyAnswer? {
+        guard let earlier = try ReceiptStore(connection: connection).lastValidAnswer(sha256: request.receipt.sha256Hex),
+              let json = try? JSONParser.parse(earlier.answer), let reply = try? AppleReply.parse(json),
+              let receipt = reply.receipt
+        else { return nil }
+        let transactions = ReceiptTransactions(reply: reply, namedTransactionID: request.transactionID)
+        guard !transactions.transactions.isEmpty else { return nil }
+        let store = TransactionStore(connection: connection)
+        var answers: [TransactionAnswer] = []
+        for transaction in transactions.transactions {
+            guard let stored = try store.stored(transaction.transactionID) else { return nil }
+            let state: TransactionState
+            switch stored.state {
+            case "delivered": state = .alreadyDelivered
+            case "refunded": state = .refunded
+            default: return nil
+            }
+            let shownOrderID = stored.userID == userID ? stored.orderID : nil
+            answers.append(TransactionAnswer(transaction: transaction, state: state, orderID: shownOrderID))
+        }
+        let status = VerifyStatus.finalStatus(
+            states: answers.map(\.state), namedTransactionID: request.transactionID,
+            namedTransactionPresent: transactions.namedTransactionPresent)
+        return VerifyAnswer(
+            status: status, environment: earlier.environment, appleStatus: reply.status, orderID: request.orderID,
+            app: receipt, transactions: answers)
+    }
+}
