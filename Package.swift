@@ -42,7 +42,7 @@ let package = Package(
         .executableTarget(
             name: "iapctl",
             dependencies: [
-                "IAPCore", "MariaDB",
+                "IAPCore", "IAPService", "MariaDB",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

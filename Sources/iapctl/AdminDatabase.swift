@@ -1,6 +1,6 @@
 import ArgumentParser
-import Glibc
 import IAPCore
+import IAPService
 import MariaDB
 
 /// The database connection of one iapctl run, from the `IAP_DB_*` variables.
@@ -8,7 +8,7 @@ enum AdminDatabase {
     static func connect(multipleStatements: Bool = false) throws -> MariaDBConnection {
         let configuration: DatabaseConfiguration
         do {
-            configuration = try DatabaseConfiguration.fromEnvironment(processEnvironment())
+            configuration = try DatabaseConfiguration.fromEnvironment(ProcessEnvironment.variables())
         } catch {
             throw ValidationError(error.description)
         }
@@ -24,19 +24,6 @@ enum AdminDatabase {
             throw AdminError("cannot connect to MariaDB at \(configuration): \(error.debugDescription)")
         }
         return connection
-    }
-
-    private static func processEnvironment() -> [String: String] {
-        var environment: [String: String] = [:]
-        var entry = environ
-        while let pointer = entry.pointee {
-            let text = String(cString: pointer)
-            if let equals = text.firstIndex(of: "=") {
-                environment[String(text[..<equals])] = String(text[text.index(after: equals)...])
-            }
-            entry += 1
-        }
-        return environment
     }
 }
 

@@ -43,7 +43,8 @@ final class Verification: Sendable {
         }
     }
 
-    private func answer(_ pending: Pending, outcome: AppleOutcome, connection: MariaDBConnection) -> VerifyAnswer {
+    /// Steps 3 to 6 on `connection`, for an outcome from Apple.
+    func answer(_ pending: Pending, outcome: AppleOutcome, connection: MariaDBConnection) -> VerifyAnswer {
         let receipts = ReceiptStore(connection: connection)
         let orderID = pending.request.orderID
         switch outcome.verdict {

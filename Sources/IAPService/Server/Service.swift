@@ -37,10 +37,7 @@ public final class Service: Sendable {
         let database = Database(configuration: configuration.database)
         let settings = SettingsCache()
         settings.startRefreshing(from: database)
-        apple = try AppleClient(endpoints: AppleEndpoints(
-            productionURL: configuration.productionURL, sandboxURL: configuration.sandboxURL,
-            caFile: configuration.caFile, timeoutMs: configuration.appleTimeoutMs,
-            sharedSecret: configuration.sharedSecret, maxCalls: configuration.appleMaxCalls))
+        apple = try AppleClient(endpoints: AppleEndpoints(configuration))
         let verification = Verification(
             bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy, settings: settings)
         verification.startWorkers(count: Self.deliveryThreads, database: database)

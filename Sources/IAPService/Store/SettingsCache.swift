@@ -29,7 +29,8 @@ final class SettingsCache: @unchecked Sendable {
         }
     }
 
-    private func refresh(_ connection: MariaDBConnection) {
+    /// Reads the settings now; on failure the last values stay.
+    func refresh(_ connection: MariaDBConnection) {
         do {
             let rows = try connection.execute(
                 "SELECT name, value FROM settings WHERE name IN ('review_version', 'sandbox_users')"

@@ -13,6 +13,15 @@ struct AppleEndpoints: Sendable {
     let maxCalls: Int
     let retryPolicy = AppleRetryPolicy()
 
+    init(_ configuration: ServiceConfiguration) {
+        productionURL = configuration.productionURL
+        sandboxURL = configuration.sandboxURL
+        caFile = configuration.caFile
+        timeoutMs = configuration.appleTimeoutMs
+        sharedSecret = configuration.sharedSecret
+        maxCalls = configuration.appleMaxCalls
+    }
+
     /// A connection must be made within this (or the total timeout, if shorter).
     var connectTimeoutMs: Int { min(timeoutMs, 5000) }
 
