@@ -3,11 +3,13 @@ import MariaDB
 
 /// POST /v1/orders: an order made before the payment, at the catalog price.
 struct OrdersRoute: Sendable {
+    let settings: SettingsCache
+
     func handle(_ request: HTTPRequest, worker: WorkerContext) -> Response {
         do {
             let order = try OrderRequest.parse(body: request.body)
             let store = OrderStore(connection: worker.connection)
-            guard let product = try store.activeProduct(order.productID) else {
+            guard let product = try catalogPrice(of: order.productID, store: store) else {
                 return .error(.unknownProduct)
             }
             if let price = order.price, price != product.price {
@@ -35,5 +37,14 @@ struct OrdersRoute: Sendable {
         } catch {
             return .error(.internalError)
         }
+    }
+
+    /// From memory; from the database only while the catalog was never read.
+    private func catalogPrice(of productID: String, store: OrderStore) throws(MariaDBError) -> SettingsCache.CatalogPrice? {
+        let snapshot = settings.current
+        if snapshot.isLoaded {
+            return snapshot.products[productID]
+        }
+        return try store.activeProduct(productID).map { SettingsCache.CatalogPrice(price: $0.price, currency: $0.currency) }
     }
 }

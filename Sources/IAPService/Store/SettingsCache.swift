@@ -1,15 +1,26 @@
 import Glibc
+import IAPCore
 import MariaDB
 
-/// The operator's switches (`settings` table), kept in memory and read again
-/// every two seconds by a thread of its own, so that a change made in SQL takes
-/// effect within the contract's five seconds and no request waits on a query.
+/// The operator's switches (`settings` table) and the active catalog
+/// (`products`), kept in memory and read again every two seconds by a thread
+/// of its own, so that a change made in SQL takes effect within the contract's
+/// five seconds and no request waits on a query for them.
 final class SettingsCache: @unchecked Sendable {
     struct Snapshot: Sendable, Equatable {
         /// The app version in App Review; empty when none.
         var reviewVersion = ""
         /// Users whose sandbox receipts are honoured.
         var sandboxUsers: [String] = []
+        /// Active products by id: catalog price and currency.
+        var products: [String: CatalogPrice] = [:]
+        /// False until the first successful read: the catalog is unknown then.
+        var isLoaded = false
+    }
+
+    struct CatalogPrice: Sendable, Equatable {
+        let price: Price
+        let currency: String
     }
 
     static let refreshIntervalSeconds: UInt32 = 2
@@ -35,7 +46,12 @@ final class SettingsCache: @unchecked Sendable {
             let rows = try connection.execute(
                 "SELECT name, value FROM settings WHERE name IN ('review_version', 'sandbox_users')"
             ).rows
-            var next = Snapshot()
+            var next = Snapshot(isLoaded: true)
+            for row in try connection.execute("SELECT product_id, price, currency FROM products WHERE active = 1").rows {
+                if let productID = row[0], let price = row[1].flatMap(Price.init), let currency = row[2] {
+                    next.products[productID] = CatalogPrice(price: price, currency: currency)
+                }
+            }
             for row in rows {
                 let value = row[1] ?? ""
                 switch row[0] {
