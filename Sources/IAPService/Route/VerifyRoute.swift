@@ -20,13 +20,10 @@ struct VerifyRoute: Sendable {
         let pending: Verification.Pending
         do {
             let userID = try user(of: verifyRequest, connection: worker.connection)
-            let receipts = ReceiptStore(connection: worker.connection)
             if let replay = try ReplayShortcut(connection: worker.connection).answer(verifyRequest, userID: userID) {
-                try receipts.recordReplay(
-                    verifyRequest, userID: userID, clientAddress: request.clientAddress, answer: replay, at: .now())
                 return responder.send(.verify(replay))
             }
-            let receiptID = try receipts.record(
+            let receiptID = try ReceiptStore(connection: worker.connection).record(
                 verifyRequest, userID: userID, clientAddress: request.clientAddress, at: .now())
             pending = Verification.Pending(request: verifyRequest, userID: userID, receiptID: receiptID)
         } catch let error as APIError {

@@ -22,32 +22,16 @@ struct ReceiptStore {
         ).insertID
     }
 
-    /// The audit row of a request answered from the database (`ReplayShortcut`):
-    /// complete at once, with the status and environment of the answer it reused.
-    /// Apple's answer itself is not copied again; the earlier row has it.
-    func recordReplay(
-        _ request: VerifyRequest, userID: String, clientAddress: String?, answer: VerifyAnswer, at time: Timestamp
-    ) throws(MariaDBError) {
-        try connection.execute(
-            """
-            INSERT INTO receipts (sha256, receipt_data, order_id, transaction_id, app_version, user_id, client_ip,
-              environment, apple_status, received_at, verified_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """,
-            [.text(request.receipt.sha256Hex), .text(request.receipt.base64), .optional(request.orderID),
-             .optional(request.transactionID), .optional(request.appVersion), .text(userID),
-             .optional(clientAddress.map { String($0.prefix(45)) }), .optional(answer.environment?.rawValue),
-             answer.appleStatus.map { .integer(Int64($0)) } ?? .null, .text(time.sql), .text(time.sql)])
-    }
-
-    /// Apple's answer to the latest completed verification of these exact
-    /// receipt bytes, when Apple found them valid.
-    func lastValidAnswer(sha256: String) throws(MariaDBError) -> (environment: AppleEnvironment, answer: [UInt8])? {
+    /// Apple's answer to the first completed verification of these exact
+    /// receipt bytes that Apple found valid (later ones name the same transactions).
+    /// The index is forced: for `ORDER BY receipt_id LIMIT 1` the optimizer
+    /// would otherwise walk the primary key through the whole table.
+    func firstValidAnswer(sha256: String) throws(MariaDBError) -> (environment: AppleEnvironment, answer: [UInt8])? {
         guard let row = try connection.execute(
             """
-            SELECT environment, apple_response FROM receipts
-            WHERE sha256 = ? AND verified_at IS NOT NULL AND apple_status IN (0, 21006)
-            ORDER BY receipt_id DESC LIMIT 1
+            SELECT environment, apple_response FROM receipts FORCE INDEX (receipts_sha256)
+            WHERE sha256 = ? AND verified_at IS NOT NULL AND apple_status IN (0, 21006) AND apple_response IS NOT NULL
+            ORDER BY receipt_id LIMIT 1
             """,
             [.text(sha256)]
         ).first, let environment = row[0].flatMap(AppleEnvironment.init(rawValue:)), let answer = row[1]
