@@ -7,9 +7,15 @@ public struct ReceiptData: Equatable, Sendable {
     public let base64: String
     /// The decoded receipt.
     public let bytes: [UInt8]
+    /// SHA-256 of `bytes`, 64 lowercase hex digits (`receipts.sha256`), computed
+    /// once: the replay check and the audit row both need it.
+    public let sha256Hex: String
 
-    /// SHA-256 of `bytes`, 64 lowercase hex digits (`receipts.sha256`).
-    public var sha256Hex: String { SHA256.hexDigest(bytes) }
+    init(base64: String, bytes: [UInt8]) {
+        self.base64 = base64
+        self.bytes = bytes
+        self.sha256Hex = SHA256.hexDigest(bytes)
+    }
 
     /// Cleans up what clients do to base64 on the way, then decodes it strictly.
     ///

@@ -2,8 +2,10 @@
 /// them in `applicationUsername` and StoreKit 2 takes them as `appAccountToken`.
 enum OrderID {
     static func make() -> String {
+        // Two draws of 64 bits from the system's CSPRNG (one system call each).
         var generator = SystemRandomNumberGenerator()
-        var bytes = (0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let random = (generator.next() as UInt64, generator.next() as UInt64)
+        var bytes = withUnsafeBytes(of: random) { Array($0) }
         bytes[6] = bytes[6] & 0x0F | 0x40
         bytes[8] = bytes[8] & 0x3F | 0x80
         let digits = Array("0123456789abcdef".utf8)
