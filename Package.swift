@@ -22,7 +22,7 @@ let package = Package(
         // C libraries, through system-library targets with typed shims where Swift cannot call C.
         .systemLibrary(name: "CFastCGI", pkgConfig: "fcgi", providers: [.apt(["libfcgi-dev"])]),
         .systemLibrary(name: "CMariaDB", pkgConfig: "libmariadb", providers: [.apt(["libmariadb-dev"])]),
-        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev", "libssl-dev"])]),
 
         // Pure logic: no I/O, unit tested.
         .target(name: "IAPCore", swiftSettings: swiftSettings),

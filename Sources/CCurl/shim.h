@@ -3,6 +3,7 @@
 #ifndef CCURL_SHIM_H
 #define CCURL_SHIM_H
 #include <curl/curl.h>
+#include <openssl/ssl.h>
 
 typedef size_t (*CCurl_write_callback)(char *data, size_t size, size_t count, void *context);
 
@@ -32,6 +33,20 @@ static inline CURLcode CCurl_easy_getinfo_long(CURL *handle, CURLINFO info, long
 
 static inline CURLcode CCurl_easy_getinfo_pointer(CURL *handle, CURLINFO info, void **value) {
     return curl_easy_getinfo(handle, info, value);
+}
+
+/// Lets OpenSSL free a connection's read and write buffers (about 34 KiB) while
+/// it is idle. A call to Apple idles for most of its life, waiting for the
+/// answer, and thousands of them are under way at once.
+static inline CURLcode CCurl_release_idle_tls_buffers(CURL *handle, void *ssl_ctx, void *context) {
+    (void)handle;
+    (void)context;
+    SSL_CTX_set_mode((SSL_CTX *)ssl_ctx, SSL_MODE_RELEASE_BUFFERS);
+    return CURLE_OK;
+}
+
+static inline CURLcode CCurl_easy_setopt_release_idle_tls_buffers(CURL *handle) {
+    return curl_easy_setopt(handle, CURLOPT_SSL_CTX_FUNCTION, CCurl_release_idle_tls_buffers);
 }
 
 static inline CURLMcode CCurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {

@@ -12,6 +12,8 @@ public final class CurlMulti {
             throw CurlError(function: "curl_multi_init", code: -1, message: "libcurl could not be initialised")
         }
         self.handle = handle
+        try CurlError.check(
+            CCurl_multi_setopt_long(handle, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX)), "CURLMOPT_PIPELINING")
     }
 
     deinit {
