@@ -2,8 +2,14 @@
 // variadic and do not import into Swift: one typed wrapper per argument type.
 #ifndef CCURL_SHIM_H
 #define CCURL_SHIM_H
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE  /* pipe2 */
+#endif
 #include <curl/curl.h>
+#include <fcntl.h>
 #include <openssl/ssl.h>
+#include <sys/epoll.h>
+#include <unistd.h>
 
 typedef size_t (*CCurl_write_callback)(char *data, size_t size, size_t count, void *context);
 
@@ -51,5 +57,55 @@ static inline CURLcode CCurl_easy_setopt_release_idle_tls_buffers(CURL *handle) 
 
 static inline CURLMcode CCurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
     return curl_multi_setopt(multi, option, value);
+}
+
+static inline CURLMcode CCurl_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value) {
+    return curl_multi_setopt(multi, option, value);
+}
+
+static inline CURLMcode CCurl_multi_setopt_socket_function(CURLM *multi, curl_socket_callback callback) {
+    return curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, callback);
+}
+
+static inline CURLMcode CCurl_multi_setopt_timer_function(CURLM *multi, curl_multi_timer_callback callback) {
+    return curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, callback);
+}
+
+// epoll, for driving curl's sockets with curl_multi_socket_action (Swift's
+// Glibc module has no sys/epoll.h, and epoll_event is a packed struct).
+
+static inline int CCurl_epoll_create(void) {
+    return epoll_create1(EPOLL_CLOEXEC);
+}
+
+/// Adds `descriptor` to the set (`add` true) or changes what it waits for.
+static inline int CCurl_epoll_watch(int epoll, int descriptor, int wantsRead, int wantsWrite, int add) {
+    struct epoll_event event;
+    event.events = (wantsRead ? EPOLLIN : 0) | (wantsWrite ? EPOLLOUT : 0);
+    event.data.fd = descriptor;
+    return epoll_ctl(epoll, add ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, descriptor, &event);
+}
+
+static inline int CCurl_epoll_unwatch(int epoll, int descriptor) {
+    return epoll_ctl(epoll, EPOLL_CTL_DEL, descriptor, NULL);
+}
+
+/// Waits for ready descriptors; fills `descriptors` and their curl flags
+/// (CURL_CSELECT_IN/OUT/ERR), at most `capacity` (512 at most). Returns how many.
+static inline int CCurl_epoll_wait(int epoll, int *descriptors, int *flags, int capacity, int timeoutMs) {
+    struct epoll_event events[512];
+    int ready = epoll_wait(epoll, events, capacity < 512 ? capacity : 512, timeoutMs);
+    for (int index = 0; index < ready; index++) {
+        descriptors[index] = events[index].data.fd;
+        flags[index] = ((events[index].events & EPOLLIN) ? CURL_CSELECT_IN : 0)
+            | ((events[index].events & EPOLLOUT) ? CURL_CSELECT_OUT : 0)
+            | ((events[index].events & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
+    }
+    return ready;
+}
+
+/// A non-blocking pipe: a byte written to ends[1] wakes an epoll waiting on ends[0].
+static inline int CCurl_wake_pipe(int ends[2]) {
+    return pipe2(ends, O_NONBLOCK | O_CLOEXEC);
 }
 #endif

@@ -1,19 +1,56 @@
 import CCurl
+import Glibc
 
-/// libcurl's multi interface: many transfers driven by one thread, each waiting
-/// on the network without a thread of its own. Only `wakeUp()` may be called
-/// from other threads; everything else belongs to the driving thread.
+/// libcurl's multi interface driven by epoll through `curl_multi_socket_action`:
+/// many transfers on one thread, each waiting on the network without a thread
+/// of its own, and the work per wake-up proportional to the sockets that are
+/// ready, not to the transfers under way (curl_multi_perform and
+/// curl_multi_poll walk every transfer on every call; at thousands of calls to
+/// Apple at once that walk is what the CPU would do).
+///
+/// Only `wakeUp()` may be called from other threads; everything else belongs to
+/// the driving thread.
 public final class CurlMulti {
     private let handle: UnsafeMutableRawPointer
+    private let epoll: Int32
+    /// A pipe whose read end is in the epoll set: a byte written wakes `wait`.
+    private let wakePipe: (read: Int32, write: Int32)
     private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    private var watched: Set<Int32> = []
+    /// When curl wants `socket_action(CURL_SOCKET_TIMEOUT)`; nil: no timer.
+    private var timerDeadline: UInt64?
+    /// What one `wait` found ready, kept between calls.
+    private var readyDescriptors = [Int32](repeating: 0, count: 512)
+    private var readyFlags = [Int32](repeating: 0, count: 512)
 
     public init() throws(CurlError) {
         guard curlInitialised, let handle = curl_multi_init() else {
             throw CurlError(function: "curl_multi_init", code: -1, message: "libcurl could not be initialised")
         }
         self.handle = handle
+        epoll = CCurl_epoll_create()
+        var ends: [Int32] = [-1, -1]
+        guard epoll >= 0, CCurl_wake_pipe(&ends) == 0 else {
+            throw CurlError(function: "epoll_create1", code: errno, message: String(cString: strerror(errno)))
+        }
+        wakePipe = (ends[0], ends[1])
+        _ = CCurl_epoll_watch(epoll, wakePipe.read, 1, 0, 1)
+
+        let context = Unmanaged.passUnretained(self).toOpaque()
         try CurlError.check(
             CCurl_multi_setopt_long(handle, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX)), "CURLMOPT_PIPELINING")
+        try CurlError.check(CCurl_multi_setopt_pointer(handle, CURLMOPT_SOCKETDATA, context), "CURLMOPT_SOCKETDATA")
+        try CurlError.check(CCurl_multi_setopt_pointer(handle, CURLMOPT_TIMERDATA, context), "CURLMOPT_TIMERDATA")
+        try CurlError.check(
+            CCurl_multi_setopt_socket_function(handle) { _, socket, what, context, _ in
+                Unmanaged<CurlMulti>.fromOpaque(context!).takeUnretainedValue().watch(socket, what)
+                return 0
+            }, "CURLMOPT_SOCKETFUNCTION")
+        try CurlError.check(
+            CCurl_multi_setopt_timer_function(handle) { _, timeoutMs, context in
+                Unmanaged<CurlMulti>.fromOpaque(context!).takeUnretainedValue().setTimer(timeoutMs)
+                return 0
+            }, "CURLMOPT_TIMERFUNCTION")
     }
 
     deinit {
@@ -21,6 +58,9 @@ public final class CurlMulti {
             curl_multi_remove_handle(handle, transfer.handle)
         }
         curl_multi_cleanup(handle)
+        close(epoll)
+        close(wakePipe.read)
+        close(wakePipe.write)
     }
 
     /// The number of transfers under way.
@@ -32,11 +72,13 @@ public final class CurlMulti {
         running[transfer.handle] = transfer
     }
 
-    /// Moves every transfer forward as far as it can go without waiting, and
-    /// returns those that finished, with how they ended.
+    /// Runs curl's timer if it is due, and returns the transfers that finished,
+    /// with how they ended.
     public func perform() throws(CurlError) -> [(CurlTransfer, CurlTransfer.Outcome)] {
-        var stillRunning: Int32 = 0
-        try CurlError.check(curl_multi_perform(handle, &stillRunning), "curl_multi_perform")
+        if let deadline = timerDeadline, deadline <= Self.now() {
+            timerDeadline = nil
+            try socketAction(CURL_SOCKET_TIMEOUT, 0)
+        }
         var finished: [(CurlTransfer, CurlTransfer.Outcome)] = []
         var queued: Int32 = 0
         while let message = curl_multi_info_read(handle, &queued) {
@@ -50,13 +92,61 @@ public final class CurlMulti {
         return finished
     }
 
-    /// Waits until a transfer can move, `wakeUp()` is called, or `timeoutMs` pass.
+    /// Waits until a socket is ready, curl's timer is due, `wakeUp()` is called,
+    /// or `timeoutMs` pass; then lets curl work on the ready sockets.
     public func wait(timeoutMs: Int32) throws(CurlError) {
-        try CurlError.check(curl_multi_poll(handle, nil, 0, timeoutMs, nil), "curl_multi_poll")
+        var timeout = timeoutMs
+        if let deadline = timerDeadline {
+            let now = Self.now()
+            timeout = deadline <= now ? 0 : min(timeout, Int32(clamping: (deadline - now + 999_999) / 1_000_000))
+        }
+        let ready = Int(CCurl_epoll_wait(epoll, &readyDescriptors, &readyFlags, Int32(readyDescriptors.count), timeout))
+        for index in 0..<max(ready, 0) {
+            if readyDescriptors[index] == wakePipe.read {
+                var drain = [UInt8](repeating: 0, count: 64)
+                while read(wakePipe.read, &drain, drain.count) > 0 {}
+            } else {
+                try socketAction(readyDescriptors[index], readyFlags[index])
+            }
+        }
     }
 
     /// Ends a `wait` early. Safe from any thread.
     public func wakeUp() {
-        curl_multi_wakeup(handle)
+        var byte: UInt8 = 1
+        _ = write(wakePipe.write, &byte, 1)
+    }
+
+    private func socketAction(_ socket: curl_socket_t, _ flags: Int32) throws(CurlError) {
+        var stillRunning: Int32 = 0
+        try CurlError.check(curl_multi_socket_action(handle, socket, flags, &stillRunning), "curl_multi_socket_action")
+    }
+
+    /// curl's socket callback: which events to wait for on `socket`.
+    private func watch(_ socket: curl_socket_t, _ what: Int32) {
+        if what == CURL_POLL_REMOVE {
+            if watched.remove(socket) != nil {
+                _ = CCurl_epoll_unwatch(epoll, socket)
+            }
+            return
+        }
+        let reads: Int32 = what & CURL_POLL_IN != 0 ? 1 : 0
+        let writes: Int32 = what & CURL_POLL_OUT != 0 ? 1 : 0
+        let isNew = watched.insert(socket).inserted
+        if CCurl_epoll_watch(epoll, socket, reads, writes, isNew ? 1 : 0) != 0 && errno == ENOENT {
+            // curl closed a socket without telling, and a new one got its number.
+            _ = CCurl_epoll_watch(epoll, socket, reads, writes, 1)
+        }
+    }
+
+    /// curl's timer callback: -1 removes the timer, 0 means at once.
+    private func setTimer(_ timeoutMs: Int) {
+        timerDeadline = timeoutMs < 0 ? nil : Self.now() + UInt64(timeoutMs) * 1_000_000
+    }
+
+    private static func now() -> UInt64 {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
 }
