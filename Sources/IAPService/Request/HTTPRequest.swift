@@ -9,6 +9,4 @@ struct HTTPRequest: Sendable {
     let body: [UInt8]
     /// The client's address as nginx saw it.
     let clientAddress: String?
-    /// nginx's `$request_id`, to match log lines on both sides.
-    let requestID: String
 }

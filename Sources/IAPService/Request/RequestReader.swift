@@ -11,6 +11,7 @@ enum RequestReader {
     struct Head: Sendable {
         let method: String
         let path: String
+        /// nginx's `$request_id`, to match log lines on both sides.
         let requestID: String
     }
 
@@ -27,6 +28,6 @@ enum RequestReader {
         guard let body = exchange.readBody(limit: bodyLimit) else { throw APIError.bodyTooLarge }
         return HTTPRequest(
             method: head.method, path: head.path, query: exchange.parameter("QUERY_STRING") ?? "",
-            body: body, clientAddress: exchange.parameter("REMOTE_ADDR"), requestID: head.requestID)
+            body: body, clientAddress: exchange.parameter("REMOTE_ADDR"))
     }
 }
