@@ -2,14 +2,9 @@
 // variadic and do not import into Swift: one typed wrapper per argument type.
 #ifndef CCURL_SHIM_H
 #define CCURL_SHIM_H
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE  /* pipe2 */
-#endif
 #include <curl/curl.h>
-#include <fcntl.h>
 #include <openssl/ssl.h>
 #include <sys/epoll.h>
-#include <unistd.h>
 
 typedef size_t (*CCurl_write_callback)(char *data, size_t size, size_t count, void *context);
 
@@ -102,10 +97,5 @@ static inline int CCurl_epoll_wait(int epoll, int *descriptors, int *flags, int 
             | ((events[index].events & (EPOLLERR | EPOLLHUP)) ? CURL_CSELECT_ERR : 0);
     }
     return ready;
-}
-
-/// A non-blocking pipe: a byte written to ends[1] wakes an epoll waiting on ends[0].
-static inline int CCurl_wake_pipe(int ends[2]) {
-    return pipe2(ends, O_NONBLOCK | O_CLOEXEC);
 }
 #endif

@@ -30,8 +30,12 @@ public final class CurlMulti {
         self.handle = handle
         epoll = CCurl_epoll_create()
         var ends: [Int32] = [-1, -1]
-        guard epoll >= 0, CCurl_wake_pipe(&ends) == 0 else {
+        guard epoll >= 0, pipe(&ends) == 0 else {
             throw CurlError(function: "epoll_create1", code: errno, message: String(cString: strerror(errno)))
+        }
+        for end in ends {
+            _ = fcntl(end, F_SETFL, O_NONBLOCK)
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
         }
         wakePipe = (ends[0], ends[1])
         _ = CCurl_epoll_watch(epoll, wakePipe.read, 1, 0, 1)
