@@ -18,10 +18,14 @@ Control keys:
   shared_secret    when set, a request whose "password" is missing or different gets 21004
   tls              "trusted" (CA-issued certificate) or "untrusted" (self-signed), for new connections;
                    a change closes the idle keep-alive connections
+  http2            true (default unless --http1-only): new connections offer HTTP/2 by ALPN ("h2", then
+                   "http/1.1"); false: only HTTP/1.1. A change closes the idle keep-alive connections
   reset            true: everything back to the command-line settings, counters zeroed
 
-Receipts are made by receipts.py in this folder. One asyncio process (uvloop when importable); it logs
-nothing per request. See README.md.
+Both HTTPS ports speak HTTP/1.1 and HTTP/2 (the h2 library), chosen per connection by ALPN, like Apple's
+endpoints; an HTTP/2 connection carries up to 128 requests at once, each answered on its own (latency,
+faults; a drop resets that stream only). Receipts are made by receipts.py in this folder. One asyncio
+process (uvloop when importable); it logs nothing per request. See README.md.
 """
 import argparse
 import asyncio
@@ -36,13 +40,20 @@ from datetime import datetime, timezone
 from functools import lru_cache
 from zoneinfo import ZoneInfo
 
+import h2.config
+import h2.connection
+import h2.events
+import h2.exceptions
+import h2.settings
+from h2.errors import ErrorCodes
+
 import receipts
 
 ENVIRONMENTS = ("production", "sandbox")
 MAX_HEAD = 64 * 1024
 MAX_BODY = 8 * 1024 * 1024
 RECEIPT_CACHE_SIZE = 4096
-DROP = object()  # a fault: close the connection instead of answering
+DROP = object()  # a fault: close the connection (HTTP/2: reset the stream) instead of answering
 
 
 # ---------- Apple's answers ----------
@@ -194,9 +205,9 @@ class Verifier:
 class Settings:
     """What /control changes. Each key's meaning is in the module doc."""
     KEYS = ("latency_ms", "force_status", "drop_connection", "fail_next", "is_retryable", "retryable_key",
-            "fault_env", "shared_secret", "tls")
+            "fault_env", "shared_secret", "tls", "http2")
 
-    def __init__(self, latency_ms=0, shared_secret=None, untrusted=False):
+    def __init__(self, latency_ms=0, shared_secret=None, untrusted=False, http2=True):
         self.latency_ms = latency_ms
         self.force_status = None
         self.drop_connection = False
@@ -206,6 +217,7 @@ class Settings:
         self.fault_env = "both"
         self.shared_secret = shared_secret
         self.tls = "untrusted" if untrusted else "trusted"
+        self.http2 = http2
 
     def as_dict(self):
         return {key: getattr(self, key) for key in self.KEYS}
@@ -243,6 +255,8 @@ class Settings:
             return value
         if key == "tls" and value in ("trusted", "untrusted"):
             return value
+        if key == "http2" and isinstance(value, bool):
+            return value
         raise ValueError(f"bad value for {key}: {value!r}")
 
     def hits(self, environment):
@@ -270,17 +284,21 @@ class Settings:
 
 
 class Stats:
-    """Requests that reached /verifyReceipt (so after the TLS handshake), per endpoint."""
+    """Requests that reached /verifyReceipt (so after the TLS handshake), per endpoint; open connections
+    to both endpoints, in all and per protocol ("http1", "http2")."""
+    PROTOCOLS = ("http1", "http2")
 
     def __init__(self):
         self.inflight = 0
         self.connections = 0
+        self.open = dict.fromkeys(self.PROTOCOLS, 0)
         self.reset()
 
     def reset(self):
         self.per_environment = {e: {"requests": 0, "dropped": 0, "status": {}} for e in ENVIRONMENTS}
         self.max_inflight = self.inflight  # gauges carry on: those requests and connections are still open
         self.max_connections = self.connections
+        self.max_open = dict(self.open)
 
     def arrived(self, environment):
         self.per_environment[environment]["requests"] += 1
@@ -296,20 +314,37 @@ class Stats:
     def dropped(self, environment):
         self.per_environment[environment]["dropped"] += 1
 
-    def opened(self):
+    def opened(self, protocol):
         self.connections += 1
         if self.connections > self.max_connections:
             self.max_connections = self.connections
+        self.open[protocol] += 1
+        if self.open[protocol] > self.max_open[protocol]:
+            self.max_open[protocol] = self.open[protocol]
 
-    def closed(self):
+    def closed(self, protocol):
         self.connections -= 1
+        self.open[protocol] -= 1
 
     def as_dict(self):
-        return {**self.per_environment, "inflight": self.inflight, "max_inflight": self.max_inflight,
-                "connections": self.connections, "max_connections": self.max_connections}
+        counts = {**self.per_environment, "inflight": self.inflight, "max_inflight": self.max_inflight,
+                  "connections": self.connections, "max_connections": self.max_connections}
+        for protocol in self.PROTOCOLS:
+            counts[protocol + "_connections"] = self.open[protocol]
+            counts["max_" + protocol + "_connections"] = self.max_open[protocol]
+        return counts
 
 
-# ---------- HTTP/1.1 ----------
+# ---------- requests and exchanges ----------
+#
+# A site (AppleSite, ControlSite) answers a Request through its exchange: the HTTP/1.1 connection that
+# carried it (one request at a time) or the HTTP/2 stream. An exchange has
+#   send(code, body, keep_alive)   answer with application/json (keep_alive matters to HTTP/1.1 only)
+#   drop()                         no answer: HTTP/1.1 closes the connection, HTTP/2 resets the stream
+#   later(when, callback, *args)   callback(*args) at loop time `when`, unless the client leaves first:
+#                                  then the timer is cancelled and the site's abandoned(exchange) is called
+# A connection to a site has `protocol` ("http1" or "http2"), `idle` (no request being answered) and
+# close_politely(), and tells its site connection_made(self) and connection_lost(self).
 
 class Request:
     __slots__ = ("method", "path", "body", "keep_alive", "arrived")
@@ -328,6 +363,8 @@ REASONS = {200: b"OK", 400: b"Bad Request", 404: b"Not Found", 405: b"Method Not
            413: b"Payload Too Large", 431: b"Request Header Fields Too Large"}
 
 
+# ---------- HTTP/1.1 ----------
+
 def response_bytes(code, body, keep_alive):
     head = b"HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n%s\r\n" % (
         code, REASONS.get(code, b"OK"), len(body), b"" if keep_alive else b"Connection: close\r\n")
@@ -335,8 +372,10 @@ def response_bytes(code, body, keep_alive):
 
 
 class HTTPConnection(asyncio.Protocol):
-    """One client connection: parses requests (Content-Length or chunked bodies, Expect: 100-continue)
-    and hands each to its site, one at a time; a request that arrives early waits in the buffer."""
+    """One HTTP/1.1 client connection, and the exchange of its current request: parses requests
+    (Content-Length or chunked bodies, Expect: 100-continue) and hands each to its site, one at a time;
+    a request that arrives early waits in the buffer."""
+    protocol = "http1"
 
     def __init__(self, site):
         self.site = site
@@ -348,6 +387,13 @@ class HTTPConnection(asyncio.Protocol):
         self.expects_continue = False
         self.timer = None      # a delayed answer's handle
         self.paused = False
+
+    @property
+    def idle(self):
+        return not self.busy
+
+    def close_politely(self):
+        self.transport.close()
 
     # asyncio callbacks
     def connection_made(self, transport):
@@ -498,10 +544,231 @@ class HTTPConnection(asyncio.Protocol):
                 return b"".join(chunks), position
 
 
+# ---------- HTTP/2 ----------
+
+# Header checks are off: the simulator sends only its own three headers, and its clients (libcurl's
+# nghttp2, h2 and httpx in the tests) send well-formed ones; the checks cost a sixth of the CPU per answer.
+H2_CONFIG = h2.config.H2Configuration(client_side=False, header_encoding="utf-8",
+                                      validate_outbound_headers=False, normalize_outbound_headers=False,
+                                      validate_inbound_headers=False)
+H2_MAX_CONCURRENT_STREAMS = 128  # what real servers commonly allow; clients open more connections past it
+# The window for request bodies on the whole connection (each stream keeps the default 64 KiB): room for
+# every stream's few-KiB body at once, so clients need not wait for WINDOW_UPDATE frames.
+H2_CONNECTION_WINDOW = 1024 * 1024
+H2_DEFAULT_WINDOW = 65535
+
+
+class HTTP2Stream:
+    """One request on an HTTP/2 connection, and its exchange (see "requests and exchanges")."""
+    __slots__ = ("connection", "stream_id", "method", "path", "body", "size", "timer", "unsent")
+
+    def __init__(self, connection, stream_id, method, path):
+        self.connection, self.stream_id, self.method, self.path = connection, stream_id, method, path
+        self.body = []      # the request's DATA; None once the request is complete or answered
+        self.size = 0
+        self.timer = None   # a delayed answer's handle
+        self.unsent = b""   # answer bytes waiting for the client's flow-control window
+
+    def send(self, code, body, keep_alive=True):
+        self.connection.answer(self, code, body)
+
+    def drop(self):
+        self.connection.reset(self)
+
+    def later(self, when, callback, *args):
+        self.timer = self.connection.loop.call_at(when, self._fire, callback, args)
+
+    def _fire(self, callback, args):
+        self.timer = None
+        callback(*args)
+
+
+class HTTP2Connection(asyncio.Protocol):
+    """One HTTP/2 client connection: its requests arrive as streams, are answered independently (in any
+    order, each after its own latency) and the frames made within one turn of the event loop leave in
+    one write."""
+    protocol = "http2"
+
+    def __init__(self, site):
+        self.site = site
+        self.loop = asyncio.get_running_loop()
+        self.transport = None
+        self.h2 = h2.connection.H2Connection(config=H2_CONFIG)
+        self.streams = {}   # stream id -> HTTP2Stream, from its request's headers until its answer is out
+        self.blocked = {}   # stream id -> HTTP2Stream whose answer waits for a WINDOW_UPDATE
+        self.flush_scheduled = False
+
+    @property
+    def idle(self):
+        return not self.streams
+
+    def close_politely(self):
+        """GOAWAY (no error), then close: the client opens no new stream here and knows none was lost."""
+        self.h2.close_connection()
+        self._close_now()
+
+    # asyncio callbacks
+    def connection_made(self, transport):
+        self.transport = transport
+        self.h2.local_settings = h2.settings.Settings(client=False, initial_values={
+            h2.settings.SettingCodes.MAX_CONCURRENT_STREAMS: H2_MAX_CONCURRENT_STREAMS,
+            h2.settings.SettingCodes.MAX_HEADER_LIST_SIZE: MAX_HEAD})
+        self.h2.initiate_connection()
+        self.h2.increment_flow_control_window(H2_CONNECTION_WINDOW - H2_DEFAULT_WINDOW)
+        transport.write(self.h2.data_to_send())
+        self.site.connection_made(self)
+
+    def connection_lost(self, exc):
+        self.transport = None
+        for stream in self.streams.values():
+            self._abandon(stream)
+        self.streams.clear()
+        self.blocked.clear()
+        self.site.connection_lost(self)
+
+    def data_received(self, data):
+        try:
+            events = self.h2.receive_data(data)
+        except h2.exceptions.ProtocolError:  # h2 has queued a GOAWAY saying why
+            self._close_now()
+            return
+        for event in events:
+            handler = self._EVENT_HANDLERS.get(type(event))
+            if handler is not None:
+                handler(self, event)
+        self._flush_soon()
+
+    # events from h2
+    def _request_received(self, event):
+        headers = dict(event.headers)
+        self.streams[event.stream_id] = HTTP2Stream(self, event.stream_id, headers.get(":method", ""),
+                                                    headers.get(":path", "").split("?", 1)[0])
+
+    def _data_received(self, event):
+        self.h2.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+        stream = self.streams.get(event.stream_id)
+        if stream is None or stream.body is None:
+            return
+        stream.body.append(event.data)
+        stream.size += len(event.data)
+        if stream.size > MAX_BODY:  # answered at once; the rest of the body is acknowledged and dropped
+            stream.body = None
+            self.answer(stream, 413, _compact({"error": REASONS[413].decode()}).encode())
+
+    def _stream_ended(self, event):
+        stream = self.streams.get(event.stream_id)
+        if stream is None or stream.body is None:
+            return
+        body, stream.body = b"".join(stream.body), None
+        self.site.handle(stream, Request(stream.method, stream.path, body, True, self.loop.time()))
+
+    def _stream_reset(self, event):
+        """The client gave up on a stream (its timeout, say)."""
+        stream = self.streams.pop(event.stream_id, None)
+        if stream is not None:
+            self.blocked.pop(event.stream_id, None)
+            self._abandon(stream)
+
+    def _window_updated(self, event):
+        if event.stream_id == 0:
+            for stream in list(self.blocked.values()):
+                self._send_body(stream)
+        else:
+            stream = self.blocked.get(event.stream_id)
+            if stream is not None:
+                self._send_body(stream)
+
+    def _connection_terminated(self, event):
+        """The client's GOAWAY: it is leaving (h2 sends nothing more after one either)."""
+        self._close_now()
+
+    _EVENT_HANDLERS = {h2.events.RequestReceived: _request_received, h2.events.DataReceived: _data_received,
+                       h2.events.StreamEnded: _stream_ended, h2.events.StreamReset: _stream_reset,
+                       h2.events.WindowUpdated: _window_updated,
+                       h2.events.ConnectionTerminated: _connection_terminated}
+
+    # answering, for the streams
+    def answer(self, stream, code, body):
+        if self.streams.get(stream.stream_id) is not stream:  # the client reset it meanwhile
+            return
+        self.h2.send_headers(stream.stream_id, ((":status", str(code)), ("content-type", "application/json"),
+                                                ("content-length", str(len(body)))), end_stream=not body)
+        stream.unsent = body
+        self._send_body(stream)
+        self._flush_soon()
+
+    def reset(self, stream):
+        if self.streams.pop(stream.stream_id, None) is None:
+            return
+        self.blocked.pop(stream.stream_id, None)
+        self.h2.reset_stream(stream.stream_id, ErrorCodes.INTERNAL_ERROR)
+        self._flush_soon()
+
+    def _send_body(self, stream):
+        """Sends what the flow-control windows allow of the stream's answer; the rest waits in
+        stream.unsent for a WINDOW_UPDATE. The stream is done once all of it is out."""
+        connection, stream_id, unsent = self.h2, stream.stream_id, stream.unsent
+        while unsent:
+            size = min(connection.local_flow_control_window(stream_id), connection.max_outbound_frame_size)
+            if size <= 0:
+                stream.unsent = unsent
+                self.blocked[stream_id] = stream
+                return
+            chunk, unsent = unsent[:size], unsent[size:]
+            connection.send_data(stream_id, chunk, end_stream=not unsent)
+        stream.unsent = b""
+        self.blocked.pop(stream_id, None)
+        del self.streams[stream_id]
+        self._flush_soon()
+
+    def _abandon(self, stream):
+        if stream.timer is not None:
+            stream.timer.cancel()
+            stream.timer = None
+            self.site.abandoned(stream)
+
+    def _close_now(self):
+        """Sends what h2 has queued (a GOAWAY) and closes; streams still waiting are given up: after a
+        GOAWAY either way, h2 sends nothing more."""
+        for stream in self.streams.values():
+            self._abandon(stream)
+        self.streams.clear()
+        self.blocked.clear()
+        self._flush()
+        self.transport.close()
+
+    def _flush_soon(self):
+        if not self.flush_scheduled:
+            self.flush_scheduled = True
+            self.loop.call_soon(self._flush)
+
+    def _flush(self):
+        self.flush_scheduled = False
+        if self.transport is not None:
+            data = self.h2.data_to_send()
+            if data:
+                self.transport.write(data)
+
+
+class NegotiatedConnection(asyncio.Protocol):
+    """A TLS connection to an Apple site until its handshake is done: then ALPN's choice ("h2" or not)
+    takes it over, as an HTTP2Connection or an HTTPConnection."""
+
+    def __init__(self, site):
+        self.site = site
+
+    def connection_made(self, transport):
+        http2 = transport.get_extra_info("ssl_object").selected_alpn_protocol() == "h2"
+        connection = (HTTP2Connection if http2 else HTTPConnection)(self.site)
+        transport.set_protocol(connection)
+        connection.connection_made(transport)
+
+
 # ---------- the sites ----------
 
 class AppleSite:
-    """verifyReceipt on one endpoint (production or sandbox), with the faults that hit it."""
+    """verifyReceipt on one endpoint (production or sandbox), with the faults that hit it; the same for
+    HTTP/1.1 and HTTP/2 requests."""
 
     def __init__(self, simulator, environment):
         self.simulator = simulator
@@ -509,15 +776,15 @@ class AppleSite:
 
     def connection_made(self, connection):
         self.simulator.connections.add(connection)
-        self.simulator.stats.opened()
+        self.simulator.stats.opened(connection.protocol)
 
     def connection_lost(self, connection):
         self.simulator.connections.discard(connection)
-        self.simulator.stats.closed()
+        self.simulator.stats.closed(connection.protocol)
 
-    def handle(self, connection, request):
+    def handle(self, exchange, request):
         if request.path != "/verifyReceipt":
-            connection.send(404, b'{"error":"not found"}', request.keep_alive)
+            exchange.send(404, b'{"error":"not found"}', request.keep_alive)
             return
         sim, environment = self.simulator, self.environment
         settings = sim.settings
@@ -532,22 +799,22 @@ class AppleSite:
         else:
             status, body = sim.verifier.verify(environment, request.body, settings.shared_secret)
         if settings.latency_ms and settings.hits(environment):
-            connection.later(request.arrived + settings.latency_ms / 1000,
-                             self._finish, connection, status, body, request.keep_alive)
+            exchange.later(request.arrived + settings.latency_ms / 1000,
+                           self._finish, exchange, status, body, request.keep_alive)
         else:
-            self._finish(connection, status, body, request.keep_alive)
+            self._finish(exchange, status, body, request.keep_alive)
 
-    def _finish(self, connection, status, body, keep_alive):
+    def _finish(self, exchange, status, body, keep_alive):
         stats = self.simulator.stats
         stats.inflight -= 1
         if body is None:
             stats.dropped(self.environment)
-            connection.drop()
+            exchange.drop()
         else:
             stats.answered(self.environment, status)
-            connection.send(200, body, keep_alive)
+            exchange.send(200, body, keep_alive)
 
-    def abandoned(self, connection):
+    def abandoned(self, exchange):
         """The client left before its delayed answer."""
         self.simulator.stats.inflight -= 1
 
@@ -564,12 +831,12 @@ class ControlSite:
     def connection_lost(self, connection):
         self.simulator.connections.discard(connection)
 
-    def abandoned(self, connection):
+    def abandoned(self, exchange):
         pass
 
-    def handle(self, connection, request):
+    def handle(self, exchange, request):
         code, answer = self._route(request)
-        connection.send(code, _compact(answer).encode(), request.keep_alive)
+        exchange.send(code, _compact(answer).encode(), request.keep_alive)
 
     def _route(self, request):
         sim, method, path = self.simulator, request.method, request.path
@@ -586,9 +853,9 @@ class ControlSite:
                         raise ValueError(f"bad value for reset: {reset!r}")
                     if reset:
                         sim.reset()
-                    certificate_before = sim.settings.tls
+                    handshake_before = (sim.settings.tls, sim.settings.http2)
                     sim.settings.update(changes)
-                    if sim.settings.tls != certificate_before:
+                    if (sim.settings.tls, sim.settings.http2) != handshake_before:
                         sim.close_idle_apple_connections()
                 except ValueError as error:
                     return 400, {"error": str(error)}
@@ -609,12 +876,14 @@ class ControlSite:
 
 class Simulator:
     def close_idle_apple_connections(self):
-        """A certificate change reaches only new connections (it is checked at the handshake): close the
-        idle keep-alive ones, so that clients connect again and meet the new certificate, as they would
-        meet a man in the middle."""
+        """A certificate or protocol change reaches only new connections (both are settled at the
+        handshake): close the idle keep-alive ones, so that clients connect again and meet the new
+        certificate (as they would meet a man in the middle) or protocol."""
         for connection in list(self.connections):
-            if isinstance(connection.site, AppleSite) and not connection.busy and connection.transport is not None:
-                connection.transport.close()
+            transport = connection.transport
+            if isinstance(connection.site, AppleSite) and connection.idle and transport is not None \
+                    and not transport.is_closing():
+                connection.close_politely()
 
     def __init__(self, args):
         self.args = args
@@ -622,30 +891,35 @@ class Simulator:
         self.stats = Stats()
         self.settings = self._initial_settings()
         self.connections = set()
-        self.trusted = self._tls_context("server")
-        self.untrusted = self._tls_context("untrusted")
-        # Called for every ClientHello, with or without SNI: switches new connections to the
-        # self-signed certificate while tls is "untrusted".
-        self.trusted.sni_callback = self._choose_certificate
+        # (tls, http2) -> the context of a new connection: its certificate and the ALPN protocols offered.
+        self.contexts = {(tls, http2): self._tls_context("server" if tls == "trusted" else "untrusted", http2)
+                         for tls in ("trusted", "untrusted") for http2 in (True, False)}
+        self.listening_context = self.contexts[("trusted", True)]
+        # Called for every ClientHello, with or without SNI, before ALPN is settled: gives the new
+        # connection the certificate and protocols of the current settings.
+        self.listening_context.sni_callback = self._choose_context
 
     def _initial_settings(self):
         a = self.args
-        return Settings(latency_ms=a.latency_ms, shared_secret=a.shared_secret, untrusted=a.untrusted)
+        return Settings(latency_ms=a.latency_ms, shared_secret=a.shared_secret, untrusted=a.untrusted,
+                        http2=not a.http1_only)
 
     def reset(self):
         self.settings = self._initial_settings()
         self.stats.reset()
 
-    def _tls_context(self, name):
+    def _tls_context(self, name, http2):
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.minimum_version = ssl.TLSVersion.TLSv1_2
         context.load_cert_chain(os.path.join(self.args.certs, name + ".pem"),
                                 os.path.join(self.args.certs, name + "-key.pem"))
+        context.set_alpn_protocols(["h2", "http/1.1"] if http2 else ["http/1.1"])
         return context
 
-    def _choose_certificate(self, ssl_object, server_name, context):
-        if self.settings.tls == "untrusted":
-            ssl_object.context = self.untrusted
+    def _choose_context(self, ssl_object, server_name, context):
+        chosen = self.contexts[(self.settings.tls, self.settings.http2)]
+        if chosen is not context:
+            ssl_object.context = chosen
         return None
 
     async def run(self):
@@ -655,8 +929,9 @@ class Simulator:
         for port, site, tls in ((a.production_port, AppleSite(self, "production"), True),
                                 (a.sandbox_port, AppleSite(self, "sandbox"), True),
                                 (a.control_port, ControlSite(self), False)):
-            server = await loop.create_server(lambda site=site: HTTPConnection(site), a.host, port,
-                                              ssl=self.trusted if tls else None, backlog=4096,
+            protocol = NegotiatedConnection if tls else HTTPConnection
+            server = await loop.create_server(lambda site=site, protocol=protocol: protocol(site), a.host, port,
+                                              ssl=self.listening_context if tls else None, backlog=4096,
                                               reuse_address=True)
             listeners.append(server)
         ports = [s.sockets[0].getsockname()[1] for s in listeners]
@@ -705,6 +980,8 @@ def _parse_args(argv):
     parser.add_argument("--latency-ms", type=float, default=0, metavar="N")
     parser.add_argument("--untrusted", action="store_true", help="start with the self-signed certificate")
     parser.add_argument("--shared-secret", metavar="X")
+    parser.add_argument("--http1-only", action="store_true",
+                        help="offer only HTTP/1.1 by ALPN (control key http2 switches it on and off)")
     parser.add_argument("--loop", choices=("auto", "uvloop", "asyncio"), default="auto",
                         help="event loop; auto: uvloop when importable")
     args = parser.parse_args(argv)

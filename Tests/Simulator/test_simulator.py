@@ -12,8 +12,14 @@ import sys
 import time
 from pathlib import Path
 
+import h2.config
+import h2.connection
+import h2.events
+import h2.settings
+import httpx
 import pytest
 import requests
+from h2.errors import ErrorCodes
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -385,12 +391,14 @@ def test_a_client_that_leaves_early_is_not_in_flight(sim):
 
 
 def test_command_line_settings_survive_reset(certs):
-    process, ports = start_simulator(certs, "--untrusted", "--shared-secret", "abc", "--latency-ms", "50")
+    process, ports = start_simulator(certs, "--untrusted", "--shared-secret", "abc", "--latency-ms", "50",
+                                     "--http1-only")
     try:
         s = Sim(certs, ports)
-        s.control(tls="trusted", shared_secret=None, latency_ms=0)
+        s.control(tls="trusted", shared_secret=None, latency_ms=0, http2=True)
         settings = s.control(reset=True)
-        assert (settings["tls"], settings["shared_secret"], settings["latency_ms"]) == ("untrusted", "abc", 50)
+        assert (settings["tls"], settings["shared_secret"], settings["latency_ms"], settings["http2"]) == (
+            "untrusted", "abc", 50, False)
     finally:
         process.terminate()
         process.wait(timeout=5)
@@ -398,8 +406,277 @@ def test_command_line_settings_survive_reset(certs):
 
 def test_sigterm_stops_the_simulator_cleanly(certs):
     process, ports = start_simulator(certs, "--latency-ms", "5000")
-    idle = https_connection(Sim(certs, ports))
+    s = Sim(certs, ports)
+    idle = https_connection(s)
     idle.connect()
+    waiting = H2Client(s)  # an HTTP/2 connection with a stream waiting for its delayed answer
+    waiting.request(verify_body(app("p1")))
+    wait_until(lambda: s.stats()["inflight"] == 1)
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=5) == 0
     idle.close()
+    waiting.close()
+
+
+# ---------- HTTP/2 ----------
+
+def verify_body(receipt):
+    return json.dumps({"receipt-data": receipt}).encode()
+
+
+def wait_until(condition, timeout=5):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def reset_stats_once_all_closed(sim):
+    """Counters from zero, connection maxima included: those of earlier tests may still be closing."""
+    wait_until(lambda: sim.stats()["connections"] == 0)
+    requests.post(f"http://127.0.0.1:{sim.control_port}/stats/reset", timeout=5)
+
+
+class H2Client:
+    """A bare HTTP/2 client (the h2 library over a TLS socket), for what httpx hides: streams side by side
+    on one connection, their resets, flow-control windows, GOAWAY."""
+
+    def __init__(self, sim, environment="production", auto_ack=True, initial_window=None):
+        context = ssl.create_default_context(cafile=sim.ca)
+        context.set_alpn_protocols(["h2"])
+        raw = socket.create_connection(("127.0.0.1", sim.port(environment)), timeout=5)
+        self.sock = context.wrap_socket(raw, server_hostname="127.0.0.1")
+        assert self.sock.selected_alpn_protocol() == "h2"
+        self.h2 = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True, header_encoding="utf-8"))
+        if initial_window is not None:
+            self.h2.local_settings = h2.settings.Settings(
+                client=True, initial_values={h2.settings.SettingCodes.INITIAL_WINDOW_SIZE: initial_window})
+        self.h2.initiate_connection()
+        self.auto_ack = auto_ack
+        self.answers = {}  # stream id -> {"status", "headers", "body", "ended", "reset"}
+        self.goaway = None  # the error code of the server's GOAWAY
+        self.closed = False
+        self._send()
+        # The server's preface: its settings, and a connection window opened wide for request bodies.
+        self.wait(lambda: self.h2.remote_settings.max_concurrent_streams != 2 ** 32
+                  and self.h2.outbound_flow_control_window > 65535)
+
+    def request(self, body, path="/verifyReceipt", send=True):
+        stream_id = self.h2.get_next_available_stream_id()
+        self.h2.send_headers(stream_id, [(":method", "POST"), (":path", path), (":scheme", "https"),
+                                         (":authority", "127.0.0.1"), ("content-type", "application/json"),
+                                         ("content-length", str(len(body)))])
+        self.h2.send_data(stream_id, body, end_stream=True)
+        self.answers[stream_id] = {"status": None, "headers": {}, "body": bytearray(), "ended": False,
+                                   "reset": None}
+        if send:
+            self._send()
+        return stream_id
+
+    def requests(self, bodies):
+        """Sends them all in one write: they reach the server together."""
+        ids = [self.request(body, send=False) for body in bodies]
+        self._send()
+        return ids
+
+    def cancel(self, stream_id):
+        self.h2.reset_stream(stream_id, ErrorCodes.CANCEL)
+        self._send()
+
+    def finished(self, stream_id):
+        answer = self.answers[stream_id]
+        return answer["ended"] or answer["reset"] is not None
+
+    def json(self, stream_id, timeout=5):
+        self.wait(lambda: self.finished(stream_id), timeout)
+        answer = self.answers[stream_id]
+        assert answer["reset"] is None and answer["status"] == 200
+        return json.loads(answer["body"])
+
+    def wait(self, condition, timeout=5):
+        deadline = time.monotonic() + timeout
+        while not condition():
+            assert not self.closed, "the server closed the connection"
+            self.pump(deadline - time.monotonic())
+
+    def pump(self, timeout):
+        """Reads once (up to timeout seconds) and takes in what came."""
+        if timeout <= 0:
+            raise AssertionError("timed out")
+        self.sock.settimeout(timeout)
+        data = self.sock.recv(65536)
+        if not data:
+            self.closed = True
+            return
+        for event in self.h2.receive_data(data):
+            answer = self.answers.get(getattr(event, "stream_id", None))
+            if isinstance(event, h2.events.ResponseReceived):
+                answer["headers"] = dict(event.headers)
+                answer["status"] = int(answer["headers"][":status"])
+            elif isinstance(event, h2.events.DataReceived):
+                answer["body"] += event.data
+                if self.auto_ack:
+                    self.h2.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+            elif isinstance(event, h2.events.StreamEnded):
+                answer["ended"] = True
+            elif isinstance(event, h2.events.StreamReset):
+                answer["reset"] = event.error_code
+            elif isinstance(event, h2.events.ConnectionTerminated):
+                self.goaway = event.error_code
+        self._send()
+
+    def _send(self):
+        data = self.h2.data_to_send()
+        if data:
+            self.sock.sendall(data)
+
+    def close(self):
+        self.sock.close()
+
+
+def httpx_client(sim):
+    return httpx.Client(http2=True, verify=ssl.create_default_context(cafile=sim.ca), timeout=10)
+
+
+def test_http2_is_negotiated_and_answers_like_http11(sim):
+    with httpx_client(sim) as client:
+        answer = client.post(sim.url("production"), content=verify_body(app("p1")))
+        assert answer.http_version == "HTTP/2" and answer.status_code == 200
+        assert answer.headers["content-type"] == "application/json"
+        assert int(answer.headers["content-length"]) == len(answer.content)
+        assert answer.json()["status"] == 0 and answer.json()["receipt"]["in_app"][0]["product_id"] == "p1"
+        sandbox_receipt = app("p1", environment="Sandbox")
+        assert client.post(sim.url("production"), content=verify_body(sandbox_receipt)).json() == {"status": 21007}
+        assert client.post(sim.url("sandbox"), content=verify_body(sandbox_receipt)).json()["status"] == 0
+        assert client.get(sim.url("production")).json() == {"status": 21000}
+        assert client.post(sim.url("production").replace("verifyReceipt", "other"), content=b"{}").status_code == 404
+    stats = sim.stats()
+    assert stats["production"]["status"] == {"21007": 1, "0": 1, "21000": 1}
+    assert stats["sandbox"]["status"] == {"0": 1}
+
+
+def test_http2_streams_share_a_connection_each_with_its_own_latency(sim):
+    reset_stats_once_all_closed(sim)
+    sim.control(latency_ms=300)
+    client = H2Client(sim)
+    assert client.h2.remote_settings.max_concurrent_streams == 128
+    assert sim.stats()["http2_connections"] == 1
+    started = time.monotonic()
+    first = client.request(verify_body(app("p1")))
+    time.sleep(0.15)
+    bodies = [verify_body(app("p1", environment=("Production", "Sandbox")[i % 2])) for i in range(100)]
+    rest = client.requests(bodies)
+    assert client.json(first)["status"] == 0
+    first_done = time.monotonic() - started
+    client.wait(lambda: all(client.finished(i) for i in rest))
+    all_done = time.monotonic() - started
+    assert 0.29 <= first_done < 0.44  # its answer did not wait for the later streams
+    assert 0.44 <= all_done < 1.5     # nor did those queue behind each other
+    assert [client.json(i)["status"] for i in rest] == [0, 21007] * 50
+    stats = sim.stats()
+    assert stats["production"]["requests"] == 101 and stats["max_inflight"] >= 100
+    assert (stats["max_http2_connections"], stats["max_http1_connections"], stats["max_connections"]) == (1, 0, 1)
+    client.close()
+    wait_until(lambda: sim.stats()["http2_connections"] == 0)
+    assert sim.stats()["connections"] == 0
+
+
+def test_http2_forced_status_and_fail_next_count_down(sim):
+    sim.control(force_status=21100, is_retryable=True, fail_next=2)
+    client = H2Client(sim)
+    ids = client.requests([verify_body(app("p1")) for _ in range(3)])
+    assert [client.json(i) for i in ids[:2]] == [{"status": 21100, "is-retryable": True}] * 2
+    assert client.json(ids[2])["status"] == 0
+    assert sim.stats()["production"] == {"requests": 3, "dropped": 0, "status": {"21100": 2, "0": 1}}
+    sim.control(fail_next=1)
+    assert client.json(client.request(verify_body(app("p1")))) == {"status": 21005, "is-retryable": True}
+    client.close()
+
+
+def test_http2_drop_resets_only_that_stream(sim):
+    sim.control(drop_connection=True, fail_next=1, latency_ms=200)
+    client = H2Client(sim)
+    dropped, answered = client.requests([verify_body(app("p1")), verify_body(app("p2"))])
+    client.wait(lambda: client.finished(dropped) and client.finished(answered))
+    assert client.answers[dropped]["reset"] == ErrorCodes.INTERNAL_ERROR
+    assert client.json(answered)["receipt"]["in_app"][0]["product_id"] == "p2"
+    assert client.json(client.request(verify_body(app("p3"))))["status"] == 0  # the connection lives on
+    stats = sim.stats()
+    assert stats["production"] == {"requests": 3, "dropped": 1, "status": {"0": 2}}
+    assert stats["inflight"] == 0
+    client.close()
+
+
+def test_http2_a_stream_the_client_resets_is_not_in_flight(sim):
+    sim.control(latency_ms=1000)
+    client = H2Client(sim)
+    abandoned = client.request(verify_body(app("p1")))
+    wait_until(lambda: sim.stats()["inflight"] == 1)
+    client.cancel(abandoned)
+    wait_until(lambda: sim.stats()["inflight"] == 0, timeout=0.8)  # well before its answer was due
+    sim.control(latency_ms=0)
+    assert client.json(client.request(verify_body(app("p1"))))["status"] == 0
+    assert client.answers[abandoned]["status"] is None
+    assert sim.stats()["production"] == {"requests": 2, "dropped": 0, "status": {"0": 1}}
+    # A connection that closes with streams waiting takes them out of flight too.
+    sim.control(latency_ms=1000)
+    client.requests([verify_body(app("p1")) for _ in range(3)])
+    wait_until(lambda: sim.stats()["inflight"] == 3)
+    client.close()
+    wait_until(lambda: sim.stats()["inflight"] == 0, timeout=0.8)
+
+
+def test_http2_answer_waits_for_the_flow_control_window(sim):
+    client = H2Client(sim, auto_ack=False, initial_window=100)  # each stream may receive 100 bytes
+    stream = client.request(verify_body(app("p1")))
+    answer = client.answers[stream]
+    client.wait(lambda: len(answer["body"]) == 100)
+    with pytest.raises(socket.timeout):
+        client.pump(0.3)  # the rest waits for the window
+    assert not answer["ended"] and len(answer["body"]) == 100
+    while not answer["ended"]:
+        client.h2.increment_flow_control_window(300, stream)
+        client.h2.increment_flow_control_window(300)
+        client._send()
+        before = len(answer["body"])
+        client.wait(lambda: answer["ended"] or len(answer["body"]) > before)
+    assert len(answer["body"]) == int(answer["headers"]["content-length"]) > 1000
+    assert json.loads(answer["body"])["status"] == 0
+    client.close()
+
+
+def test_http2_off_negotiates_http11_on_new_connections(sim):
+    reset_stats_once_all_closed(sim)
+    first = httpx_client(sim)
+    assert first.post(sim.url("production"), content=verify_body(app("p1"))).http_version == "HTTP/2"
+    assert sim.control(http2=False)["http2"] is False
+    first.close()
+    wait_until(lambda: sim.stats()["http2_connections"] == 0)
+    with httpx_client(sim) as client:
+        answer = client.post(sim.url("production"), content=verify_body(app("p1")))
+        assert answer.http_version == "HTTP/1.1" and answer.json()["status"] == 0
+        stats = sim.stats()
+        assert (stats["http1_connections"], stats["http2_connections"]) == (1, 0)
+        assert (stats["max_http1_connections"], stats["max_http2_connections"]) == (1, 1)
+    sim.control(http2=True)
+    with httpx_client(sim) as client:
+        assert client.post(sim.url("production"), content=verify_body(app("p1"))).http_version == "HTTP/2"
+    assert sim.stats()["production"]["status"] == {"0": 3}
+
+
+def test_http2_certificate_switch_sends_goaway_to_idle_connections(sim):
+    idle = H2Client(sim)
+    assert idle.json(idle.request(verify_body(app("p1"))))["status"] == 0
+    sim.control(latency_ms=500)
+    busy = H2Client(sim)
+    waiting = busy.request(verify_body(app("p1")))
+    wait_until(lambda: sim.stats()["inflight"] == 1)
+    sim.control(tls="untrusted")
+    while not idle.closed:
+        idle.pump(5)
+    assert idle.goaway == ErrorCodes.NO_ERROR
+    assert busy.json(waiting)["status"] == 0 and busy.goaway is None  # a busy connection is left alone
+    idle.close()
+    busy.close()
+    with pytest.raises(ssl.SSLCertVerificationError):
+        H2Client(sim)

@@ -31,7 +31,7 @@ SETTINGS_DEFAULTS = {"review_version": "", "sandbox_users": ""}
 # Tests marked outage("<daemon>") stop or restart that daemon of the stack.
 # They run last, the simulator's before MariaDB's, so whatever a restart leaves
 # behind shows in the tests about that restart and not in every test after them.
-OUTAGE_ORDER = {"simulator": 1, "mariadb": 2}
+OUTAGE_ORDER = {"simulator": 1, "nginx": 2, "iap-fcgi": 3, "mariadb": 4}
 
 
 def pytest_collection_modifyitems(items):
