@@ -9,6 +9,7 @@ import MariaDB
 struct VerifyRoute: Sendable {
     let apple: AppleClient
     let verification: Verification
+    let replays: ReplayCache
 
     func handle(_ request: HTTPRequest, responder: Responder, worker: WorkerContext) {
         let verifyRequest: VerifyRequest
@@ -20,7 +21,7 @@ struct VerifyRoute: Sendable {
         let pending: Verification.Pending
         do {
             let userID = try user(of: verifyRequest, connection: worker.connection)
-            if let replay = try ReplayShortcut(connection: worker.connection).answer(verifyRequest, userID: userID) {
+            if let replay = try ReplayShortcut(connection: worker.connection, cache: replays).answer(verifyRequest, userID: userID) {
                 return responder.send(.verify(replay))
             }
             let receiptID = try ReceiptStore(connection: worker.connection).record(

@@ -42,7 +42,7 @@ public final class Service: Sendable {
             bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy, settings: settings)
         verification.startWorkers(count: Self.deliveryThreads, database: database)
         router = Router(
-            orders: OrdersRoute(settings: settings), verify: VerifyRoute(apple: apple, verification: verification),
+            orders: OrdersRoute(settings: settings), verify: VerifyRoute(apple: apple, verification: verification, replays: ReplayCache()),
             version: VersionRoute(settings: settings), health: HealthRoute())
     }
 

@@ -11,13 +11,14 @@ import MariaDB
 /// would cost a durable commit per retry for nothing the audit needs.
 struct ReplayShortcut {
     let connection: MariaDBConnection
+    let cache: ReplayCache
 
     /// The answer without Apple, or nil when the request must go to Apple.
     func answer(_ request: VerifyRequest, userID: String) throws -> VerifyAnswer? {
-        guard let earlier = try ReceiptStore(connection: connection).firstValidAnswer(sha256: request.receipt.sha256Hex),
-              let json = try? JSONParser.parse(earlier.answer), let reply = try? AppleReply.parse(json),
-              let receipt = reply.receipt
+        guard let earlier = try earlierAnswer(sha256: request.receipt.sha256Hex),
+              let receipt = earlier.reply.receipt
         else { return nil }
+        let reply = earlier.reply
         let transactions = ReceiptTransactions(reply: reply, namedTransactionID: request.transactionID)
         guard !transactions.transactions.isEmpty else { return nil }
         let store = TransactionStore(connection: connection)
@@ -39,5 +40,17 @@ struct ReplayShortcut {
         return VerifyAnswer(
             status: status, environment: earlier.environment, appleStatus: reply.status, orderID: request.orderID,
             app: receipt, transactions: answers)
+    }
+
+    /// Apple's earlier answer to these bytes: from memory, else from the
+    /// database (and then remembered).
+    private func earlierAnswer(sha256: String) throws -> ReplayCache.Entry? {
+        if let cached = cache[sha256] { return cached }
+        guard let stored = try ReceiptStore(connection: connection).firstValidAnswer(sha256: sha256),
+              let json = try? JSONParser.parse(stored.answer), let reply = try? AppleReply.parse(json)
+        else { return nil }
+        let entry = ReplayCache.Entry(environment: stored.environment, reply: reply)
+        cache.insert(entry, for: sha256)
+        return entry
     }
 }
