@@ -41,8 +41,6 @@ public final class CurlMulti {
         _ = CCurl_epoll_watch(epoll, wakePipe.read, 1, 0, 1)
 
         let context = Unmanaged.passUnretained(self).toOpaque()
-        try CurlError.check(
-            CCurl_multi_setopt_long(handle, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX)), "CURLMOPT_PIPELINING")
         try CurlError.check(CCurl_multi_setopt_pointer(handle, CURLMOPT_SOCKETDATA, context), "CURLMOPT_SOCKETDATA")
         try CurlError.check(CCurl_multi_setopt_pointer(handle, CURLMOPT_TIMERDATA, context), "CURLMOPT_TIMERDATA")
         try CurlError.check(

@@ -42,12 +42,11 @@ public final class CurlTransfer {
         try set(CURLOPT_SSL_VERIFYPEER, 1)
         try set(CURLOPT_SSL_VERIFYHOST, 2)
         try set(CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2))
-        // HTTP/2 when the server offers it (ALPN), else HTTP/1.1: over HTTP/2
-        // thousands of calls share a few connections instead of one each.
-        try set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
-        // A call waits for a multiplexed connection being set up rather than
-        // opening one more of its own.
-        try set(CURLOPT_PIPEWAIT, 1)
+        // HTTP/1.1 with keep-alive. HTTP/2 multiplexing (CURL_HTTP_VERSION_2TLS,
+        // CURLOPT_PIPEWAIT) was measured at 2,000 calls in flight against the
+        // simulator: most calls stalled (55 answers/s, p99 17 s) where HTTP/1.1
+        // gave 830+; it stays off until that is understood.
+        try set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1))
         try set(CURLOPT_TCP_KEEPALIVE, 1)
         try set(CURLOPT_FOLLOWLOCATION, 0)
         // Apple's answers are a few KiB: a smaller receive buffer than the

@@ -32,10 +32,26 @@ SETTINGS_DEFAULTS = {"review_version": "", "sandbox_users": ""}
 # They run last, the simulator's before MariaDB's, so whatever a restart leaves
 # behind shows in the tests about that restart and not in every test after them.
 OUTAGE_ORDER = {"simulator": 1, "nginx": 2, "iap-fcgi": 3, "mariadb": 4}
+# Tests marked runs_last look at what the whole run produced (every error answer,
+# every log line): they run after everything else, the outages included.
+RUNS_LAST_RANK = 5
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "runs_last: checks what the whole run produced; runs after every other test")
+
+
+def pytest_sessionstart(session):
+    """fault-counts.txt holds the counts of this run only (invariants.py appends to it)."""
+    run = os.environ.get("IAP_RUN")
+    if run and Path(run).is_dir():
+        (Path(run) / "fault-counts.txt").unlink(missing_ok=True)
 
 
 def pytest_collection_modifyitems(items):
     def rank(item):
+        if item.get_closest_marker("runs_last") is not None:
+            return RUNS_LAST_RANK
         marker = item.get_closest_marker("outage")
         return 0 if marker is None else OUTAGE_ORDER[marker.args[0]]
     items.sort(key=rank)

@@ -127,7 +127,9 @@ class Api:
 
     def request(self, method, path, **kwargs):
         kwargs.setdefault("timeout", REQUEST_TIMEOUT)
-        return requests.request(method, self.url(path), **kwargs)
+        response = requests.request(method, self.url(path), **kwargs)
+        RUN_RECORD.answered(method, path, response.status_code, response.text)
+        return response
 
     def get(self, path, **kwargs):
         return self.request("GET", path, **kwargs)
@@ -142,6 +144,7 @@ class Api:
 
     def verify(self, receipt_data, **fields):
         """POST /v1/receipts/verify; fields left as None are not sent."""
+        RUN_RECORD.receipt_posted(receipt_data)
         body = {"receipt_data": receipt_data, **fields}
         return self.post_json("/v1/receipts/verify", {k: v for k, v in body.items() if v is not None})
 
@@ -277,3 +280,30 @@ class Simulator:
     def requests_to(self, environment):
         """verifyReceipt calls that reached `environment` ('production' or 'sandbox') since the last reset."""
         return self.stats()[environment]["requests"]
+
+
+# --- what the whole run saw ---------------------------------------------------------
+
+class RunRecord:
+    """What the suite sent and got back through Api, for the checks that look at
+    the whole run once every other test is done (test_security.py): every error
+    answer, and a piece of every receipt posted (to look for in the logs)."""
+
+    # Every receipt the simulator signs starts with b"IAPSIMR1": in base64, this.
+    RECEIPT_PREFIX = "SUFQU0lNUj"
+
+    def __init__(self):
+        self.error_answers = []          # (method, path, HTTP status, body text), status >= 400
+        self.receipt_pieces = set()      # 40 characters from the middle of each receipt posted
+
+    def answered(self, method, path, status, text):
+        if status >= 400:
+            self.error_answers.append((method, path, status, text[:4000]))
+
+    def receipt_posted(self, receipt_data):
+        if isinstance(receipt_data, str) and receipt_data.startswith(self.RECEIPT_PREFIX):
+            middle = len(receipt_data) // 2
+            self.receipt_pieces.add(receipt_data[middle - 20:middle + 20])
+
+
+RUN_RECORD = RunRecord()

@@ -1,89 +1,197 @@
-"""Limits against abuse, each shown: sizes, depth, lengths, transactions per
-receipt, the per-client request rate, and the calls to Apple at once."""
+"""Limits against abuse, each shown at its edge: receipt size, JSON nesting depth,
+field lengths, transactions per receipt, the per-client request rate, the calls
+to Apple at once, and the replay short-cut. (The 2 MiB body limit is in
+test_routes.py.)"""
 import http.client
 import json
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from support import PAY_6, assert_error, new_transaction_id, new_user_id
+import pytest
+
+from invariants import receipt_sha256
+from support import (PAY_6, RUN_RECORD, assert_error, assert_verify_answer, new_transaction_id, new_user_id)
 
 MAX_RECEIPT_CHARACTERS = 1_400_000
+MAX_JSON_DEPTH = 32          # a top-level object is depth 1
 MAX_TRANSACTIONS = 1000
+RATE_LIMIT_BURST = 100       # nginx/iap-fcgi-limits.conf: 50 r/s, burst 100, per client address
 
+
+def one_purchase_receipt(receipts):
+    bought = receipts.purchase(PAY_6, transaction_id=new_transaction_id())
+    return receipts.app_receipt([bought]), bought["transaction_id"]
+
+
+# --- sizes and depth ------------------------------------------------------------------------------
 
 def test_receipt_over_its_limit_is_an_invalid_field(api, db):
     before = db.receipt_count()
     response = api.verify("A" * (MAX_RECEIPT_CHARACTERS + 4), user_id=new_user_id())
     assert_error(response, 400, "invalid_field")
     assert "receipt_data" in response.json()["error"]["message"]
+    assert db.receipt_count() == before, "a refused receipt was recorded"
+
+
+def test_receipt_at_its_limit_passes_the_input_checks(api, db):
+    """1,400,000 characters of valid base64 are taken, recorded and sent to Apple, which finds no receipt."""
+    data = "A" * MAX_RECEIPT_CHARACTERS
+    assert_verify_answer(api.verify(data, user_id=new_user_id()), "not_paid")
+    assert db.receipts_with_sha256(receipt_sha256(data)), "the receipt at the limit has no audit row"
+
+
+def nested(depth):
+    """A JSON value that brings `depth` levels of arrays under the top-level object."""
+    return "[" * depth + "]" * depth
+
+
+@pytest.mark.parametrize("route", ["/v1/orders", "/v1/receipts/verify"])
+def test_json_nested_deeper_than_32_is_invalid_json(api, db, receipts, route):
+    receipt, _ = one_purchase_receipt(receipts)
+    fields = ('"user_id":"u-deep","product_id":"zydj.product.pay_6"' if route == "/v1/orders"
+              else f'"user_id":"u-deep","receipt_data":"{receipt}"')
+    before = db.receipt_count()
+    too_deep = "{" + fields + ',"x":' + nested(MAX_JSON_DEPTH) + "}"     # depth 33
+    assert_error(api.post_raw(route, too_deep.encode()), 400, "invalid_json")
     assert db.receipt_count() == before
 
+    at_the_limit = "{" + fields + ',"x":' + nested(MAX_JSON_DEPTH - 1) + "}"   # depth 32: unknown key, ignored
+    response = api.post_raw(route, at_the_limit.encode())
+    assert response.status_code == (201 if route == "/v1/orders" else 200), response.text[:300]
 
-def test_json_nested_deeper_than_32_is_invalid_json(api):
-    deep = "[" * 40 + "]" * 40
-    body = '{"user_id":"u","product_id":"p","x":' + deep + "}"
+
+def test_deep_nesting_inside_a_field_is_invalid_json_too(api):
+    """Depth is counted anywhere in the body, not only at the top: 100,000 brackets are no stack overflow."""
+    body = '{"user_id":"u","product_id":' + nested(100_000) + "}"
     assert_error(api.post_raw("/v1/orders", body.encode()), 400, "invalid_json")
+    assert api.get("/v1/health").status_code == 200
 
 
-def test_field_lengths_of_the_verify_route(api, receipts):
-    receipt = receipts.app_receipt([receipts.purchase(PAY_6, transaction_id=new_transaction_id())])
-    assert_error(api.verify(receipt, user_id=new_user_id(), transaction_id="1" * 65), 400, "invalid_field")
-    assert_error(api.verify(receipt, user_id=new_user_id(), app_version="1" * 33), 400, "invalid_field")
-    assert_error(api.verify(receipt, user_id="u" * 65), 400, "invalid_field")
+# --- field lengths on the receipt path -------------------------------------------------------------
 
+@pytest.mark.parametrize("field, too_long", [
+    ("transaction_id", "1" * 65),
+    ("app_version", "1" * 33),
+    ("user_id", "u" * 65),
+], ids=["transaction_id 65 digits", "app_version 33 characters", "user_id 65 characters"])
+def test_verify_field_over_its_length_is_an_invalid_field(api, db, receipts, field, too_long):
+    receipt, _ = one_purchase_receipt(receipts)
+    fields = {"user_id": new_user_id(), field: too_long}
+    before = db.receipt_count()
+    response = api.verify(receipt, **fields)
+    assert_error(response, 400, "invalid_field")
+    assert field in response.json()["error"]["message"]
+    assert db.receipt_count() == before, "a refused request was recorded"
+
+
+def test_verify_fields_at_their_lengths_are_taken(api, receipts):
+    """64 digits and 32 characters pass; a named transaction the receipt does not hold is `pending`."""
+    receipt, _ = one_purchase_receipt(receipts)
+    response = api.verify(receipt, user_id="u" * 64, transaction_id="9" * 64, app_version="1" * 32)
+    assert_verify_answer(response, "pending")
+
+
+def test_order_product_id_over_128_characters_is_an_invalid_field(api, db):
+    before = db.scalar("SELECT COUNT(*) FROM orders")
+    assert_error(api.post_json("/v1/orders", {"user_id": new_user_id(), "product_id": "p" * 129}),
+                 400, "invalid_field")
+    # 128 passes the length check and meets the catalog.
+    assert_error(api.post_json("/v1/orders", {"user_id": new_user_id(), "product_id": "p" * 128}),
+                 404, "unknown_product")
+    assert db.scalar("SELECT COUNT(*) FROM orders") == before
+
+
+# --- transactions per receipt ----------------------------------------------------------------------
 
 def test_at_most_1000_transactions_are_handled_per_request_named_first(api, db, receipts):
     user_id = new_user_id()
     bought = [receipts.purchase(PAY_6, transaction_id=new_transaction_id()) for _ in range(MAX_TRANSACTIONS + 1)]
     named = bought[-1]["transaction_id"]
-    response = api.verify(receipts.app_receipt(bought), user_id=user_id, transaction_id=named)
-    assert response.status_code == 200, response.text[:300]
-    listed = response.json()["transactions"]
+    receipt = receipts.app_receipt(bought)
+    assert len(receipts.decode(receipt)["in_app"]) == MAX_TRANSACTIONS + 1, "the simulator's receipt is short"
+
+    response = api.verify(receipt, user_id=user_id, transaction_id=named)
+
+    body = assert_verify_answer(response, "delivered")
+    listed = body["transactions"]
     assert len(listed) == MAX_TRANSACTIONS
     assert listed[0]["transaction_id"] == named and listed[0]["state"] == "delivered"
     assert db.scalar("SELECT COUNT(*) FROM transactions WHERE user_id = %s", user_id) == MAX_TRANSACTIONS
+    assert db.transaction(named)["state"] == "delivered"
 
 
-def get_from(source_address, port, path):
-    connection = http.client.HTTPConnection("127.0.0.1", port, source_address=(source_address, 0), timeout=10)
+# --- the request rate per client -------------------------------------------------------------------
+
+def get_from(source_address, path):
+    """GET through nginx from `source_address` (any 127/8 address is this host)."""
+    connection = http.client.HTTPConnection("127.0.0.1", int(os.environ["IAP_HTTP_PORT"]),
+                                            source_address=(source_address, 0), timeout=10)
     try:
         connection.request("GET", path)
         response = connection.getresponse()
-        return response.status, response.getheader("Retry-After"), response.read()
+        body = response.read().decode(errors="replace")
+        RUN_RECORD.answered("GET", path, response.status, body)
+        return response.status, response.getheader("Content-Type"), response.getheader("Retry-After"), body
     finally:
         connection.close()
 
 
 def test_one_client_over_the_request_rate_gets_a_json_429():
-    port = int(os.environ["IAP_HTTP_PORT"])
-    answers = [get_from("127.0.0.2", port, "/v1/version") for _ in range(250)]
+    answers = [get_from("127.0.0.2", "/v1/version") for _ in range(RATE_LIMIT_BURST + 150)]
     limited = [a for a in answers if a[0] == 429]
-    assert limited, "250 requests at once from one address were never limited"
-    assert json.loads(limited[0][2])["error"]["code"] == "rate_limited"
-    assert limited[0][1] is not None, "a 429 without Retry-After"
-    assert sum(1 for a in answers if a[0] == 200) >= 100, "the burst allowance was not honoured"
-    # Loopback (health checks, the host itself) is exempt.
-    assert all(get_from("127.0.0.1", port, "/v1/version")[0] == 200 for _ in range(250))
+    assert limited, f"{len(answers)} requests at once from one address were never limited"
+    assert {a[0] for a in answers} == {200, 429}, {a[0] for a in answers}
+    status, content_type, retry_after, body = limited[0]
+    assert content_type == "application/json" and retry_after, (content_type, retry_after)
+    error = json.loads(body)["error"]
+    assert error["code"] == "rate_limited" and error["message"], error
+    assert sum(1 for a in answers if a[0] == 200) >= RATE_LIMIT_BURST, "the burst allowance was not honoured"
 
+
+def test_loopback_is_not_rate_limited():
+    """Health checks and the host itself: 127.0.0.1 is exempt."""
+    answers = [get_from("127.0.0.1", "/v1/version")[0] for _ in range(RATE_LIMIT_BURST + 150)]
+    assert set(answers) == {200}, {a: answers.count(a) for a in set(answers)}
+
+
+# --- calls to Apple at once ------------------------------------------------------------------------
 
 def test_calls_to_apple_at_once_are_bounded(api, db, receipts, simulator):
-    """The test stack runs with IAP_APPLE_MAX_CALLS=8; more requests wait their turn."""
-    bound = int(os.environ.get("IAP_APPLE_MAX_CALLS", "8"))
-    simulator.control(latency_ms=400)
+    """The test stack runs with IAP_APPLE_MAX_CALLS=8: 24 verifies at once, each waiting 500 ms on Apple,
+    go 8 at a time, and every one is delivered."""
+    bound = int(os.environ["IAP_APPLE_MAX_CALLS"])
+    simulator.control(latency_ms=500)
     user_id = new_user_id()
-    made = [receipts.app_receipt([receipts.purchase(PAY_6, transaction_id=new_transaction_id())])
-            for _ in range(bound * 3)]
-    with ThreadPoolExecutor(bound * 3) as pool:
-        answers = list(pool.map(lambda r: api.verify(r, user_id=user_id), made))
+    made = [one_purchase_receipt(receipts) for _ in range(bound * 3)]
+    start = threading.Barrier(len(made), timeout=30)
+
+    def post(item):
+        start.wait()
+        return api.verify(item[0], user_id=user_id)
+
+    with ThreadPoolExecutor(len(made)) as pool:
+        answers = list(pool.map(post, made))
+
     assert [a.json()["status"] for a in answers] == ["delivered"] * len(made)
-    assert simulator.stats()["max_inflight"] <= bound, simulator.stats()
+    stats = simulator.stats()
+    assert stats["max_inflight"] == bound, f"at most {bound} calls at once, and that many: {stats}"
+    assert stats["production"]["requests"] == len(made)
+    assert db.delivered_count([tid for _, tid in made]) == len(made)
 
 
-def test_a_delivered_receipt_sent_again_is_answered_without_apple(api, receipts, simulator):
+# --- the replay short-cut --------------------------------------------------------------------------
+
+def test_a_delivered_receipt_sent_again_is_answered_without_apple(api, db, receipts, simulator):
     user_id = new_user_id()
-    receipt = receipts.app_receipt([receipts.purchase(PAY_6, transaction_id=new_transaction_id())])
-    assert api.verify(receipt, user_id=user_id).json()["status"] == "delivered"
+    receipt, tid = one_purchase_receipt(receipts)
+    assert_verify_answer(api.verify(receipt, user_id=user_id), "delivered")
     simulator.reset_stats()
+
     for _ in range(5):
-        assert api.verify(receipt, user_id=user_id).json()["status"] == "already_delivered"
-    assert simulator.stats()["production"]["requests"] == 0
+        body = assert_verify_answer(api.verify(receipt, user_id=user_id), "already_delivered")
+        assert [(t["transaction_id"], t["state"]) for t in body["transactions"]] == [(tid, "already_delivered")]
+
+    assert simulator.requests_to("production") + simulator.requests_to("sandbox") == 0
+    assert db.receipts_with_sha256(receipt_sha256(receipt)), "the receipt has no audit row"
+    assert db.delivered_count([tid]) == 1
