@@ -17,7 +17,8 @@ Control keys:
   fault_env        "both" (default), "production" or "sandbox": the endpoints the faults and latency hit
   shared_secret    when set, a request whose "password" is missing or different gets 21004
   tls              "trusted" (CA-issued certificate) or "untrusted" (self-signed), for new connections;
-                   a change closes the idle keep-alive connections
+                   a change closes the idle keep-alive connections; while untrusted, a client resuming
+                   a TLS session is cut off after the handshake (the session proves the real certificate)
   http2            true (default unless --http1-only): new connections offer HTTP/2 by ALPN ("h2", then
                    "http/1.1"); false: only HTTP/1.1. A change closes the idle keep-alive connections
   reset            true: everything back to the command-line settings, counters zeroed
@@ -758,7 +759,13 @@ class NegotiatedConnection(asyncio.Protocol):
         self.site = site
 
     def connection_made(self, transport):
-        http2 = transport.get_extra_info("ssl_object").selected_alpn_protocol() == "h2"
+        ssl_object = transport.get_extra_info("ssl_object")
+        if ssl_object.session_reused and self.site.simulator.settings.tls == "untrusted":
+            # A man in the middle holds none of Apple's ticket keys: a client resuming a session made
+            # before the switch must not get past him without seeing his certificate.
+            transport.abort()
+            return
+        http2 = ssl_object.selected_alpn_protocol() == "h2"
         connection = (HTTP2Connection if http2 else HTTPConnection)(self.site)
         transport.set_protocol(connection)
         connection.connection_made(transport)

@@ -298,6 +298,36 @@ def test_untrusted_certificate_fails_verification(sim):
     assert sim.verify("production", app("p1"))["status"] == 0
 
 
+def post_over_tls(sim, context, body, session=None):
+    """One verifyReceipt POST on a new TLS connection (offering `session` for resumption).
+    Returns (the session was resumed, the answer's bytes, the session to offer next time)."""
+    with socket.create_connection(("127.0.0.1", sim.production_port), timeout=5) as raw:
+        with context.wrap_socket(raw, server_hostname="127.0.0.1", session=session) as tls:
+            tls.sendall(b"POST /verifyReceipt HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                        b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+            answer = b""
+            try:
+                while chunk := tls.recv(65536):
+                    answer += chunk
+            except (ConnectionError, ssl.SSLError):
+                pass
+            return tls.session_reused, answer, tls.session
+
+
+def test_untrusted_certificate_cuts_off_a_resumed_session(sim):
+    """A client that resumes a session made before the switch never shows a certificate: were it let
+    through, a man in the middle would look trusted. The simulator cuts such a connection off."""
+    context = ssl.create_default_context(cafile=sim.ca)
+    body = json.dumps({"receipt-data": app("p1")}).encode()
+    _, answer, session = post_over_tls(sim, context, body)
+    resumed, answer, session = post_over_tls(sim, context, body, session)
+    assert resumed and answer.startswith(b"HTTP/1.1 200"), answer[:100]  # resumption works while trusted
+    sim.control(tls="untrusted")
+    resumed, answer, _ = post_over_tls(sim, context, body, session)
+    assert answer == b"", answer[:100]
+    assert sim.stats()["production"]["requests"] == 2
+
+
 def test_latency_delays_answers_without_queueing_them(sim):
     sim.control(latency_ms=400)
     started = time.monotonic()

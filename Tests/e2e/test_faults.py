@@ -234,7 +234,15 @@ def assert_apple_fault_then_recovery(api, db, simulator, receipts, ledger, fault
         else:
             assert body["environment"] == environment and body["transactions"][0]["state"] == "delivered", body
     during = total([expected[environment][1:] for environment in made])
-    assert calls(simulator) == during, f"{where}: (production, sandbox) calls, expected {during}"
+    if fault.get("drop_connection"):
+        # libcurl sends a request once more, on a new connection, when a reused keep-alive connection
+        # closes before any byte of the answer: each of the service's calls reaches the simulator once
+        # or twice, by whether its connection was reused.
+        made_calls = calls(simulator)
+        assert all(low <= n <= 2 * low for n, low in zip(made_calls, during)), \
+            f"{where}: (production, sandbox) calls {made_calls}, expected {during} to twice that"
+    else:
+        assert calls(simulator) == during, f"{where}: (production, sandbox) calls, expected {during}"
 
     simulator.reset()
     answers = post_together(api, ledger, made, user_id)
