@@ -23,6 +23,7 @@ let package = Package(
         .systemLibrary(name: "CFastCGI", pkgConfig: "fcgi", providers: [.apt(["libfcgi-dev"])]),
         .systemLibrary(name: "CMariaDB", pkgConfig: "libmariadb", providers: [.apt(["libmariadb-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev", "libssl-dev"])]),
+        .systemLibrary(name: "CMalloc"),   // glibc, always there
 
         // Pure logic: no I/O, unit tested.
         .target(name: "IAPCore", swiftSettings: swiftSettings),
@@ -35,7 +36,7 @@ let package = Package(
         // The service: request -> route -> verify -> deliver -> answer.
         .target(
             name: "IAPService",
-            dependencies: ["IAPCore", "FastCGI", "MariaDB", "Curl"],
+            dependencies: ["IAPCore", "FastCGI", "MariaDB", "Curl", "CMalloc"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(name: "iap-fcgi", dependencies: ["IAPService"], swiftSettings: swiftSettings),

@@ -17,6 +17,8 @@ public final class Service: Sendable {
 
     /// Delivery threads: each holds a database connection for the step after Apple.
     static let deliveryThreads = 4
+    /// Delivery threads that join only when Apple's answers queue up (see `Verification`).
+    static let reserveDeliveryThreads = 4
     /// How long a stopping service waits for requests it holds, in seconds.
     static let shutdownGraceSeconds = 30
 
@@ -25,6 +27,7 @@ public final class Service: Sendable {
         signals = ShutdownSignals()
         self.configuration = configuration
         descriptorLimit = FileDescriptorLimit.raiseToMaximum()
+        HeapReturn.start()
         MariaDBConnection.initialiseLibrary()
         switch configuration.listen {
         case .inheritedSocket:
@@ -40,7 +43,8 @@ public final class Service: Sendable {
         apple = try AppleClient(endpoints: AppleEndpoints(configuration))
         let verification = Verification(
             bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy, settings: settings)
-        verification.startWorkers(count: Self.deliveryThreads, database: database)
+        verification.startWorkers(
+            count: Self.deliveryThreads, reserve: Self.reserveDeliveryThreads, database: database)
         router = Router(
             orders: OrdersRoute(settings: settings), verify: VerifyRoute(apple: apple, verification: verification, replays: ReplayCache()),
             version: VersionRoute(settings: settings), health: HealthRoute())

@@ -8,16 +8,25 @@ final class WorkQueue<Job>: @unchecked Sendable {
     private var closed = false
     private var mutex = pthread_mutex_t()
     private var available = pthread_cond_t()
+    /// Signalled while more than `backlogThreshold` jobs wait: wakes `popBacklog` callers.
+    private var backlogged = pthread_cond_t()
+    private let backlogThreshold: Int
 
-    init() {
+    /// `backlogThreshold`: how many waiting jobs make `popBacklog` hand one out.
+    init(backlogThreshold: Int = .max) {
+        self.backlogThreshold = backlogThreshold
         pthread_mutex_init(&mutex, nil)
         pthread_cond_init(&available, nil)
+        pthread_cond_init(&backlogged, nil)
     }
 
     func push(_ job: Job) {
         pthread_mutex_lock(&mutex)
         jobs.append(job)
         pthread_cond_signal(&available)
+        if jobs.count - head > backlogThreshold {
+            pthread_cond_signal(&backlogged)
+        }
         pthread_mutex_unlock(&mutex)
     }
 
@@ -28,6 +37,22 @@ final class WorkQueue<Job>: @unchecked Sendable {
         while head == jobs.count && !closed {
             pthread_cond_wait(&available, &mutex)
         }
+        return take()
+    }
+
+    /// The next job, but only while more than `backlogThreshold` jobs wait: for
+    /// threads that help only when the queue backs up. Nil once the queue is closed.
+    func popBacklog() -> Job? {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        while jobs.count - head <= backlogThreshold && !closed {
+            pthread_cond_wait(&backlogged, &mutex)
+        }
+        return closed ? nil : take()
+    }
+
+    /// Removes the first job; the caller holds the mutex.
+    private func take() -> Job? {
         guard head < jobs.count else { return nil }
         let job = jobs[head]
         head += 1
@@ -43,6 +68,7 @@ final class WorkQueue<Job>: @unchecked Sendable {
         pthread_mutex_lock(&mutex)
         closed = true
         pthread_cond_broadcast(&available)
+        pthread_cond_broadcast(&backlogged)
         pthread_mutex_unlock(&mutex)
     }
 }
