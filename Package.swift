@@ -23,7 +23,7 @@ let package = Package(
         .systemLibrary(name: "CFastCGI", pkgConfig: "fcgi", providers: [.apt(["libfcgi-dev"])]),
         .systemLibrary(name: "CMariaDB", pkgConfig: "libmariadb", providers: [.apt(["libmariadb-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev", "libssl-dev"])]),
-        .systemLibrary(name: "CMalloc"),   // glibc, always there
+        .systemLibrary(name: "CMalloc"),   // glibc's <malloc.h>: nothing to install
 
         // Pure logic: no I/O, unit tested.
         .target(name: "IAPCore", swiftSettings: swiftSettings),

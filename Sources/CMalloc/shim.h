@@ -1,2 +1,2 @@
-// glibc's malloc tuning (mallopt, malloc_trim): <malloc.h> is not part of Swift's Glibc module.
+// glibc's malloc_trim: <malloc.h> is not part of Swift's Glibc module.
 #include <malloc.h>

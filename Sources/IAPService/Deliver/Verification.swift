@@ -24,7 +24,6 @@ final class Verification: Sendable {
         self.settings = settings
     }
 
-    /// Starts the delivery threads, each with its own database connection.
     /// Apple's answers waiting beyond which the reserve threads help: above what
     /// 64 clients at once can leave waiting, so that steady traffic never wakes them.
     static let backlogThreshold = 128
