@@ -24,7 +24,7 @@ final class WorkQueue<Job>: @unchecked Sendable {
         pthread_mutex_lock(&mutex)
         jobs.append(job)
         pthread_cond_signal(&available)
-        if jobs.count - head > backlogThreshold {
+        if waiting > backlogThreshold {
             pthread_cond_signal(&backlogged)
         }
         pthread_mutex_unlock(&mutex)
@@ -45,11 +45,14 @@ final class WorkQueue<Job>: @unchecked Sendable {
     func popBacklog() -> Job? {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
-        while jobs.count - head <= backlogThreshold && !closed {
+        while waiting <= backlogThreshold && !closed {
             pthread_cond_wait(&backlogged, &mutex)
         }
         return closed ? nil : take()
     }
+
+    /// Jobs pushed and not yet taken; the caller holds the mutex.
+    private var waiting: Int { jobs.count - head }
 
     /// Removes the first job; the caller holds the mutex.
     private func take() -> Job? {
