@@ -5,10 +5,14 @@ import Glibc
 /// from one at a time, and exactly once: `respond` finishes and frees it.
 public final class FastCGIExchange: @unchecked Sendable {
     private let request: UnsafeMutablePointer<FCGX_Request>
+    private let listener: FastCGIListener
     private var finished = false
+    /// The body was read to its end: only then can the connection carry a next request.
+    private var bodyConsumed = false
 
-    init(request: UnsafeMutablePointer<FCGX_Request>) {
+    init(request: UnsafeMutablePointer<FCGX_Request>, listener: FastCGIListener) {
         self.request = request
+        self.listener = listener
     }
 
     deinit {
@@ -42,7 +46,10 @@ public final class FastCGIExchange: @unchecked Sendable {
                     UnsafeMutableRawPointer(buffer.baseAddress! + length).assumingMemoryBound(to: CChar.self),
                     Int32(buffer.count - length), request.pointee.in)
             }
-            if read <= 0 { break }
+            if read <= 0 {
+                bodyConsumed = read == 0
+                break
+            }
             length += Int(read)
             if length > limit { return nil }
         }
@@ -71,12 +78,12 @@ public final class FastCGIExchange: @unchecked Sendable {
     private func finish() {
         precondition(!finished, "a FastCGI request was answered twice")
         finished = true
+        // Unread body records would be taken for the next request's.
+        if !bodyConsumed { request.pointee.keepConnection = 0 }
         FCGX_Finish_r(request)
-        // nginx asked to keep the connection (fastcgi_keep_conn on): libfcgi kept
-        // the socket for a next accept on this same request, which we never do.
-        if request.pointee.keepConnection != 0, request.pointee.ipcFd >= 0 {
-            close(request.pointee.ipcFd)
-        }
+        // libfcgi leaves the connection open only when nginx asked to keep it.
+        let keptConnection = request.pointee.ipcFd
         request.deallocate()
+        if keptConnection >= 0 { listener.keep(keptConnection) }
     }
 }

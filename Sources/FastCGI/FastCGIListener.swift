@@ -3,10 +3,21 @@ import Glibc
 
 /// The socket nginx connects to: inherited on fd 0 (spawn-fcgi, systemd), or
 /// one that the process opens itself.
+///
+/// Connections are kept between requests when nginx asks for it
+/// (`fastcgi_keep_conn on` with an upstream `keepalive` pool): no connect,
+/// accept and lingering close per request. A kept connection waits for its
+/// next request in an epoll set that every accept thread waits on, so an idle
+/// connection holds no thread, and a thread is never stuck on a connection
+/// nginx does not use while others queue.
 public final class FastCGIListener: Sendable {
     /// The listening socket's descriptor.
     public let descriptor: Int32
     private let unixPath: String?
+    /// The listening socket, the kept connections and the stop pipe's read end.
+    private let poller: Int32
+    private let stopPipe: (read: Int32, write: Int32)
+    private let idle = IdleConnections()
 
     /// Sets up libfcgi once per process (it must run before the first request).
     private static let libraryInitialised: Bool = FCGX_Init() == 0
@@ -33,32 +44,72 @@ public final class FastCGIListener: Sendable {
         guard FastCGIListener.libraryInitialised else { throw FastCGIError(function: "FCGX_Init", code: -1) }
         self.descriptor = descriptor
         self.unixPath = unixPath
+        poller = CFastCGI_epoll_create()
+        var ends: [Int32] = [-1, -1]
+        guard poller >= 0, pipe(&ends) == 0 else { throw FastCGIError(function: "epoll_create1", code: errno) }
+        stopPipe = (ends[0], ends[1])
+        // Accept threads take connections only when epoll says one is pending.
+        guard CFastCGI_set_nonblocking(descriptor) == 0, CFastCGI_epoll_arm_once(poller, descriptor) == 0,
+              CFastCGI_epoll_watch_always(poller, stopPipe.read) == 0
+        else { throw FastCGIError(function: "epoll_ctl", code: errno) }
     }
 
-    /// Waits for the next request. Returns nil once `stopAccepting()` was called.
-    /// Safe to call from several threads at once, each getting its own request.
+    /// Waits for the next request, on a new connection or a kept one. Returns
+    /// nil once `stopAccepting()` was called. Safe to call from several threads
+    /// at once, each getting its own request.
     public func accept() -> FastCGIExchange? {
-        let request = UnsafeMutablePointer<FCGX_Request>.allocate(capacity: 1)
-        FCGX_InitRequest(request, descriptor, FCGI_FAIL_ACCEPT_ON_INTR)
-        while true {
-            if FCGX_Accept_r(request) == 0 {
-                return FastCGIExchange(request: request)
+        while !FastCGIListener.isStopping.load() {
+            // The timeout only bounds how long a thread takes to see the stop flag.
+            let ready = CFastCGI_epoll_wait_one(poller, 1000)
+            if ready < 0 || ready == stopPipe.read { continue }
+            let connection: Int32
+            if ready == descriptor {
+                connection = CFastCGI_accept(descriptor)
+                _ = CFastCGI_epoll_arm_once(poller, descriptor)   // the next pending one goes to another thread
+            } else {
+                connection = idle.take(ready) ? ready : -1
             }
-            // accept failed: a signal, a client that went away, or shutdown.
-            if FastCGIListener.isStopping.load() {
-                FCGX_Free(request, 1)
-                request.deallocate()
-                return nil
+            if connection >= 0, let exchange = readRequest(on: connection) {
+                return exchange
             }
         }
+        return nil
     }
 
-    /// Makes threads blocked in `accept()` return nil, and stops taking connections.
+    /// Reads the next request from `connection`. On a connection nginx has
+    /// closed (or that breaks the protocol) libfcgi closes it and, having no
+    /// listening socket in this request, returns an error instead of accepting.
+    private func readRequest(on connection: Int32) -> FastCGIExchange? {
+        let request = UnsafeMutablePointer<FCGX_Request>.allocate(capacity: 1)
+        FCGX_InitRequest(request, -1, 0)
+        request.pointee.ipcFd = connection
+        // Marked kept, so that FCGX_Accept_r's finish of a "previous request" leaves it open.
+        request.pointee.keepConnection = 1
+        if FCGX_Accept_r(request) == 0 {
+            return FastCGIExchange(request: request, listener: self)
+        }
+        FCGX_Free(request, 1)
+        request.deallocate()
+        return nil
+    }
+
+    /// An answered request's connection that nginx keeps for its next request.
+    func keep(_ connection: Int32) {
+        idle.park(connection, poller: poller)
+    }
+
+    /// Makes threads blocked in `accept()` return nil, stops taking connections
+    /// and closes the kept ones that are idle (nginx sends its next request on a
+    /// new connection, which finds the socket closed). Requests being answered
+    /// finish; their connections close then.
     public func stopAccepting() {
         FastCGIListener.isStopping.store(true)
         FCGX_ShutdownPending()
         shutdown(descriptor, Int32(SHUT_RDWR))
         if let unixPath { unlink(unixPath) }
+        var byte: UInt8 = 1
+        _ = write(stopPipe.write, &byte, 1)
+        idle.closeAll()
     }
 
     private static let isStopping = AtomicFlag()
