@@ -23,7 +23,11 @@ public final class CurlMulti {
     private var readyDescriptors = [Int32](repeating: 0, count: 512)
     private var readyFlags = [Int32](repeating: 0, count: 512)
 
-    public init() throws(CurlError) {
+    /// `maxConnections`: kept-alive connections held for reuse. libcurl's
+    /// default, 4 per transfer added at the moment, shrinks as calls finish and
+    /// closes connections the next burst must open again with a TLS handshake
+    /// (seen: ~3% of calls paying one at 64 calls at once, steady).
+    public init(maxConnections: Int) throws(CurlError) {
         guard curlInitialised, let handle = curl_multi_init() else {
             throw CurlError(function: "curl_multi_init", code: -1, message: "libcurl could not be initialised")
         }
@@ -40,6 +44,7 @@ public final class CurlMulti {
         wakePipe = (ends[0], ends[1])
         _ = CCurl_epoll_watch(epoll, wakePipe.read, 1, 0, 1)
 
+        try CurlError.check(CCurl_multi_setopt_long(handle, CURLMOPT_MAXCONNECTS, maxConnections), "CURLMOPT_MAXCONNECTS")
         let context = Unmanaged.passUnretained(self).toOpaque()
         try CurlError.check(CCurl_multi_setopt_pointer(handle, CURLMOPT_SOCKETDATA, context), "CURLMOPT_SOCKETDATA")
         try CurlError.check(CCurl_multi_setopt_pointer(handle, CURLMOPT_TIMERDATA, context), "CURLMOPT_TIMERDATA")

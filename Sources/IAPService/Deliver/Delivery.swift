@@ -17,22 +17,14 @@ struct Delivery {
         let transactions: ReceiptTransactions
     }
 
-    /// A deadlock or a lock wait timeout rolls the work back; it is run again this
-    /// many times in all before the request answers `retry_later`.
+    /// Runs of a database transaction that a deadlock or a lock wait timeout
+    /// rolled back, in all, before the request answers `retry_later`.
     static let attempts = 3
 
-    func deliver(_ input: Input) throws -> [TransactionAnswer] {
-        var attempt = 1
-        while true {
-            do {
-                return try connection.transaction { try deliverOnce(input) }
-            } catch let error as MariaDBError where (error.code == 1213 || error.code == 1205) && attempt < Self.attempts {
-                attempt += 1
-            }
-        }
-    }
-
-    private func deliverOnce(_ input: Input) throws -> [TransactionAnswer] {
+    /// Records Apple's answer and delivers every transaction, inside the
+    /// caller's database transaction (which `Verification` retries after a
+    /// deadlock or a lock wait timeout, up to `attempts` in all).
+    func deliverInTransaction(_ input: Input) throws -> [TransactionAnswer] {
         let now = Timestamp.now()
         let transactions = TransactionStore(connection: connection)
         try ReceiptStore(connection: connection).recordAppleAnswer(

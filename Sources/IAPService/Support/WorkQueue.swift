@@ -32,38 +32,44 @@ final class WorkQueue<Job>: @unchecked Sendable {
 
     /// The next job; nil once the queue is closed and empty.
     func pop() -> Job? {
+        pop(upTo: 1)?.first
+    }
+
+    /// The next jobs, at least one and at most `limit`: all that wait, for a
+    /// consumer that does them together. Nil once the queue is closed and empty.
+    func pop(upTo limit: Int) -> [Job]? {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
         while head == jobs.count && !closed {
             pthread_cond_wait(&available, &mutex)
         }
-        return take()
+        return head == jobs.count ? nil : take(upTo: limit)
     }
 
-    /// The next job, but only while more than `backlogThreshold` jobs wait: for
-    /// threads that help only when the queue backs up. Nil once the queue is closed.
-    func popBacklog() -> Job? {
+    /// Like `pop(upTo:)`, but only while more than `backlogThreshold` jobs wait:
+    /// for threads that help only when the queue backs up. Nil once the queue is closed.
+    func popBacklog(upTo limit: Int) -> [Job]? {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
         while waiting <= backlogThreshold && !closed {
             pthread_cond_wait(&backlogged, &mutex)
         }
-        return closed ? nil : take()
+        return closed ? nil : take(upTo: limit)
     }
 
     /// Jobs pushed and not yet taken; the caller holds the mutex.
     private var waiting: Int { jobs.count - head }
 
-    /// Removes the first job; the caller holds the mutex.
-    private func take() -> Job? {
-        guard head < jobs.count else { return nil }
-        let job = jobs[head]
-        head += 1
+    /// Removes the first jobs, at most `limit`; the caller holds the mutex.
+    private func take(upTo limit: Int) -> [Job] {
+        let end = min(jobs.count, head + limit)
+        let taken = Array(jobs[head..<end])
+        head = end
         if head == jobs.count {
             jobs.removeAll(keepingCapacity: true)
             head = 0
         }
-        return job
+        return taken
     }
 
     /// Lets `pop` return nil once the queued jobs are done.

@@ -24,7 +24,7 @@ final class AppleClient: @unchecked Sendable {
 
     init(endpoints: AppleEndpoints) throws {
         self.endpoints = endpoints
-        self.multi = try CurlMulti()
+        self.multi = try CurlMulti(maxConnections: endpoints.maxCalls)
     }
 
     /// Starts the client's thread.
