@@ -5,7 +5,6 @@
 #include <fcgiapp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <fcntl.h>
 #include <stddef.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -54,10 +53,5 @@ static inline int CFastCGI_accept(int listening) {
         (void)setsockopt(connection, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));  // fails on unix sockets: fine
     }
     return connection;
-}
-
-static inline int CFastCGI_set_nonblocking(int descriptor) {
-    int flags = fcntl(descriptor, F_GETFL);
-    return flags < 0 ? -1 : fcntl(descriptor, F_SETFL, flags | O_NONBLOCK);
 }
 #endif

@@ -48,8 +48,10 @@ public final class FastCGIListener: Sendable {
         var ends: [Int32] = [-1, -1]
         guard poller >= 0, pipe(&ends) == 0 else { throw FastCGIError(function: "epoll_create1", code: errno) }
         stopPipe = (ends[0], ends[1])
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         // Accept threads take connections only when epoll says one is pending.
-        guard CFastCGI_set_nonblocking(descriptor) == 0, CFastCGI_epoll_arm_once(poller, descriptor) == 0,
+        guard fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK) == 0,
+              CFastCGI_epoll_arm_once(poller, descriptor) == 0,
               CFastCGI_epoll_watch_always(poller, stopPipe.read) == 0
         else { throw FastCGIError(function: "epoll_ctl", code: errno) }
     }

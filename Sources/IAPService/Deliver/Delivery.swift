@@ -17,13 +17,8 @@ struct Delivery {
         let transactions: ReceiptTransactions
     }
 
-    /// Runs of a database transaction that a deadlock or a lock wait timeout
-    /// rolled back, in all, before the request answers `retry_later`.
-    static let attempts = 3
-
     /// Records Apple's answer and delivers every transaction, inside the
-    /// caller's database transaction (which `Verification` retries after a
-    /// deadlock or a lock wait timeout, up to `attempts` in all).
+    /// caller's database transaction (`Verification` runs it).
     func deliverInTransaction(_ input: Input) throws -> [TransactionAnswer] {
         let now = Timestamp.now()
         let transactions = TransactionStore(connection: connection)

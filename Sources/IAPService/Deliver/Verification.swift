@@ -39,6 +39,10 @@ final class Verification: Sendable {
     /// one commit (one log flush) and one START/COMMIT pair for them all.
     static let batchLimit = 16
 
+    /// Runs of a database transaction that a deadlock or a lock wait timeout
+    /// rolled back, in all, before the request answers `retry_later`.
+    static let attempts = 3
+
     /// Starts `count` delivery threads, and `reserve` more that take answers only
     /// while over `backlogThreshold` wait. Measured on two cores: with 64 calls in
     /// flight, 8 threads delivering at once made new-receipt verification ~20%
@@ -52,7 +56,7 @@ final class Verification: Sendable {
                 while let batch = isReserve
                     ? queue.popBacklog(upTo: Self.batchLimit) : queue.pop(upTo: Self.batchLimit)
                 {
-                    let answers = self.answers(batch.map { ($0.pending, $0.outcome) }, connection: worker.connection)
+                    let answers = self.answers(batch, connection: worker.connection)
                     for (answered, answer) in zip(batch, answers) {
                         answered.responder.send(.verify(answer))
                     }
@@ -69,18 +73,18 @@ final class Verification: Sendable {
     /// Steps 3 to 6 for several verifications in one database transaction,
     /// answered once it has committed. When it fails (a deadlock, one bad row),
     /// each is done again on its own, so that one cannot fail the others.
-    func answers(_ batch: [(Pending, AppleOutcome)], connection: MariaDBConnection) -> [VerifyAnswer] {
+    private func answers(_ batch: [Answered], connection: MariaDBConnection) -> [VerifyAnswer] {
         if batch.count > 1, let answers = try? connection.transaction({
-            try batch.map { pending, outcome in try answerRecording(pending, outcome: outcome, connection: connection) }
+            try batch.map { try answerRecording($0.pending, outcome: $0.outcome, connection: connection) }
         }) {
             return answers
         }
-        return batch.map { pending, outcome in answer(pending, outcome: outcome, connection: connection) }
+        return batch.map { answer($0.pending, outcome: $0.outcome, connection: connection) }
     }
 
     /// Steps 3 to 6 on `connection`, in a database transaction of their own, for
     /// an outcome from Apple. A deadlock or a lock wait timeout rolls the work
-    /// back and it runs again, up to `Delivery.attempts` in all; when the
+    /// back and it runs again, up to `attempts` in all; when the
     /// database cannot take it, the answer is `retry_later`.
     func answer(_ pending: Pending, outcome: AppleOutcome, connection: MariaDBConnection) -> VerifyAnswer {
         var attempt = 1
@@ -88,7 +92,7 @@ final class Verification: Sendable {
             do {
                 return try connection.transaction { try answerRecording(pending, outcome: outcome, connection: connection) }
             } catch let error as MariaDBError
-                where (error.code == 1213 || error.code == 1205) && attempt < Delivery.attempts
+                where (error.code == 1213 || error.code == 1205) && attempt < Self.attempts
             {
                 attempt += 1
             } catch {
