@@ -467,6 +467,78 @@ def test_concurrent_posts_of_one_receipt_deliver_each_transaction_once(api, db, 
     assert all(o["origin"] == "receipt" and o["status"] == "delivered" for o in orders), orders
 
 
+def test_verifications_answered_together_deliver_as_one_at_a_time_would(api, db, simulator, receipts):
+    """Apple's answers that arrive together are recorded together (one database
+    transaction, one statement per table); every kind of receipt among them must
+    still get the answer and the rows it gets alone."""
+    user_id = new_user_id()
+    prices = {row["product_id"]: row["price"] for row in db.query("SELECT product_id, price FROM products")}
+    earlier = purchases(receipts, PAY_30)
+    assert_verify_answer(api.verify(receipts.app_receipt(earlier), user_id=user_id), "delivered")
+    shared = purchases(receipts, PAY_98)
+    cases = []  # (receipt, request fields, {transaction id: expected state or None when either})
+    for _ in range(8):  # each with its own order, which the named transaction pays
+        bought = purchases(receipts, PAY_6)
+        order_id = api.create_order(user_id, PAY_6)["order_id"]
+        cases.append((bought, {"order_id": order_id, "transaction_id": bought[0]["transaction_id"]},
+                       {bought[0]["transaction_id"]: "delivered"}))
+    for _ in range(8):  # two purchases, no order: both get orders made on delivery
+        bought = purchases(receipts, PAY_6, PAY_30)
+        cases.append((bought, {}, dict.fromkeys(transaction_ids(bought), "delivered")))
+    for _ in range(3):  # with a transaction delivered before
+        bought = earlier + purchases(receipts, PAY_6)
+        cases.append((bought, {}, {earlier[0]["transaction_id"]: "already_delivered",
+                                   bought[1]["transaction_id"]: "delivered"}))
+    for _ in range(3):  # with a refunded transaction
+        bought = purchases(receipts, PAY_6) + purchases(receipts, PAY_30, purchase_ms=PURCHASE_MS,
+                                                         cancellation_ms=PURCHASE_MS + HOUR_MS)
+        cases.append((bought, {}, {bought[0]["transaction_id"]: "delivered", bought[1]["transaction_id"]: "refunded"}))
+    for _ in range(3):  # a product outside the catalog
+        bought = purchases(receipts, "com.example.game.retired")
+        cases.append((bought, {}, dict.fromkeys(transaction_ids(bought), "delivered")))
+    for _ in range(4):  # different receipts sharing one transaction: it is delivered once
+        bought = shared + purchases(receipts, PAY_6)
+        cases.append((bought, {}, {shared[0]["transaction_id"]: None, bought[1]["transaction_id"]: "delivered"}))
+    simulator.control(latency_ms=300)
+    start = threading.Barrier(len(cases), timeout=30)
+
+    def post(case):
+        bought, fields, _ = case
+        start.wait()
+        return api.verify(receipts.app_receipt(bought), user_id=user_id, **fields)
+
+    with ThreadPoolExecutor(max_workers=len(cases)) as pool:
+        responses = list(pool.map(post, cases))
+
+    shared_deliveries = 0
+    for (bought, fields, expected), response in zip(cases, responses):
+        assert response.status_code == 200, response.text
+        states = {tid: t["state"] for tid, t in answered_transactions(response.json()).items()}
+        assert set(states) == set(expected), (states, expected)
+        for tid, state in expected.items():
+            assert state is None or states[tid] == state, (tid, states, expected)
+        shared_deliveries += states.get(shared[0]["transaction_id"]) == "delivered"
+        if "order_id" in fields:
+            assert response.json()["order_id"] == fields["order_id"]
+            assert db.order(fields["order_id"])["status"] == "delivered"
+    assert shared_deliveries == 1, f"the shared transaction was delivered {shared_deliveries} times"
+
+    delivered = {tid for _, _, expected in cases for tid, state in expected.items() if state != "already_delivered"}
+    rows = db.transactions(delivered)
+    assert set(rows) == delivered
+    orders = {o["order_id"]: o for o in db.orders_of(user_id)}
+    for tid, row in rows.items():
+        if row["state"] == "refunded":
+            assert row["order_id"] is None, row
+            continue
+        order = orders[row["order_id"]]
+        assert order["status"] == "delivered" and order["product_id"] == row["product_id"], (row, order)
+        assert order["price"] == prices.get(row["product_id"], 0), (row, order)
+    assert sum(1 for o in orders.values() if o["origin"] == "client") == 8
+    assert db.scalar("SELECT COUNT(*) FROM receipts WHERE user_id = %s AND (verified_at IS NULL OR apple_status <> 0)",
+                     user_id) == 0
+
+
 # --- Apple failing -----------------------------------------------------------------------------
 
 APPLE_FAULTS = {

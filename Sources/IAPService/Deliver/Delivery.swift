@@ -15,6 +15,13 @@ struct Delivery {
         let appleAnswer: [UInt8]?
         let appleStatus: Int
         let transactions: ReceiptTransactions
+
+        /// Apple's answer as the receipt's row stores it: the verification is complete.
+        var appleAnswerRecord: ReceiptStore.AppleAnswerRecord {
+            ReceiptStore.AppleAnswerRecord(
+                receiptID: receiptID, environment: environment, appleStatus: appleStatus, answer: appleAnswer,
+                completed: true)
+        }
     }
 
     /// Records Apple's answer and delivers every transaction, inside the
@@ -22,9 +29,7 @@ struct Delivery {
     func deliverInTransaction(_ input: Input) throws -> [TransactionAnswer] {
         let now = Timestamp.now()
         let transactions = TransactionStore(connection: connection)
-        try ReceiptStore(connection: connection).recordAppleAnswer(
-            receiptID: input.receiptID, environment: input.environment, appleStatus: input.appleStatus,
-            answer: input.appleAnswer, completed: true, at: now)
+        try ReceiptStore(connection: connection).recordAppleAnswers([input.appleAnswerRecord], at: now)
         // Locking the order serialises requests that could both bind to it.
         let order = try input.orderID.flatMap { orderID throws(MariaDBError) in
             try OrderStore(connection: connection).order(orderID, lockingForUpdate: true)

@@ -16,15 +16,28 @@ struct TransactionStore {
         let userID: String
     }
 
+    /// A transaction row to insert.
+    struct NewRow {
+        let transaction: AppleTransaction
+        /// nil for a refunded transaction never delivered.
+        let orderID: String?
+        let userID: String
+        let environment: AppleEnvironment
+        let receiptID: UInt64
+
+        /// `delivered` when it goes to an order, else `refunded`.
+        var state: String { orderID == nil ? "refunded" : "delivered" }
+    }
+
     /// Inserts `transaction` as delivered to `orderID`; false when the row was
     /// already there (delivered or refunded before).
     func insertDelivered(
         _ transaction: AppleTransaction, orderID: String, userID: String, environment: AppleEnvironment,
         receiptID: UInt64, at time: Timestamp
     ) throws(MariaDBError) -> Bool {
-        try insert(
-            transaction, state: "delivered", orderID: orderID, userID: userID, environment: environment,
-            receiptID: receiptID, deliveredAt: time.sql, at: time)
+        try insert([NewRow(
+            transaction: transaction, orderID: orderID, userID: userID, environment: environment, receiptID: receiptID)],
+            at: time) == 1
     }
 
     /// Inserts a refunded transaction never seen before; false when it exists.
@@ -32,30 +45,48 @@ struct TransactionStore {
         _ transaction: AppleTransaction, userID: String, environment: AppleEnvironment, receiptID: UInt64,
         at time: Timestamp
     ) throws(MariaDBError) -> Bool {
-        try insert(
-            transaction, state: "refunded", orderID: nil, userID: userID, environment: environment,
-            receiptID: receiptID, deliveredAt: nil, at: time)
+        try insert([NewRow(
+            transaction: transaction, orderID: nil, userID: userID, environment: environment, receiptID: receiptID)],
+            at: time) == 1
     }
 
-    private func insert(
-        _ transaction: AppleTransaction, state: String, orderID: String?, userID: String,
-        environment: AppleEnvironment, receiptID: UInt64, deliveredAt: String?, at time: Timestamp
-    ) throws(MariaDBError) -> Bool {
+    /// Inserts the rows in one statement and says how many were new; a row
+    /// already there is left as it is.
+    func insert(_ rows: [NewRow], at time: Timestamp) throws(MariaDBError) -> UInt64 {
+        guard !rows.isEmpty else { return 0 }
+        var parameters: [SQLValue] = []
+        parameters.reserveCapacity(rows.count * 13)
+        for row in rows {
+            let transaction = row.transaction
+            parameters += [
+                .text(transaction.transactionID), .text(transaction.originalTransactionID), .optional(row.orderID),
+                .text(row.userID), .text(transaction.productID), .integer(Int64(transaction.quantity)),
+                .text(row.environment.rawValue), .optional(transaction.purchaseDateMs.map(AppleDate.sqlDateTime)),
+                .optional(transaction.cancellationDateMs.map(AppleDate.sqlDateTime)), .text(row.state),
+                .integer(Int64(row.receiptID)), .text(time.sql), row.orderID == nil ? .null : .text(time.sql),
+            ]
+        }
         // ON DUPLICATE KEY ... no-op rather than INSERT IGNORE, which would also
         // turn real errors (a value too long) into silent warnings.
-        let result = try connection.execute(
+        return try connection.execute(
             """
             INSERT INTO transactions (transaction_id, original_transaction_id, order_id, user_id, product_id,
               quantity, environment, purchase_date, cancellation_date, state, receipt_id, created_at, delivered_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            VALUES \(SQLPlaceholders.rows(rows.count, columns: 13))
             ON DUPLICATE KEY UPDATE transaction_id = transaction_id
             """,
-            [.text(transaction.transactionID), .text(transaction.originalTransactionID), .optional(orderID),
-             .text(userID), .text(transaction.productID), .integer(Int64(transaction.quantity)),
-             .text(environment.rawValue), .optional(transaction.purchaseDateMs.map(AppleDate.sqlDateTime)),
-             .optional(transaction.cancellationDateMs.map(AppleDate.sqlDateTime)), .text(state),
-             .integer(Int64(receiptID)), .text(time.sql), .optional(deliveredAt)])
-        return result.affectedRows == 1
+            parameters
+        ).affectedRows
+    }
+
+    /// Which of `transactionIDs` the table holds, read without a lock.
+    func existingIDs(_ transactionIDs: [String]) throws(MariaDBError) -> Set<String> {
+        guard !transactionIDs.isEmpty else { return [] }
+        let rows = try connection.execute(
+            "SELECT transaction_id FROM transactions WHERE transaction_id IN (\(SQLPlaceholders.list(transactionIDs.count)))",
+            transactionIDs.map(SQLValue.text)
+        ).rows
+        return Set(rows.compactMap { $0[0] })
     }
 
     /// The stored row, locked until the database transaction ends.
@@ -89,9 +120,18 @@ struct TransactionStore {
 
     /// The request's own order, now paid.
     func markOrderDelivered(_ orderID: String, at time: Timestamp) throws(MariaDBError) {
+        try markOrdersDelivered([orderID], at: time)
+    }
+
+    /// Request orders now paid, in one statement.
+    func markOrdersDelivered(_ orderIDs: [String], at time: Timestamp) throws(MariaDBError) {
+        guard !orderIDs.isEmpty else { return }
         try connection.execute(
-            "UPDATE orders SET status = 'delivered', updated_at = ? WHERE order_id = ? AND status = 'created'",
-            [.text(time.sql), .text(orderID)])
+            """
+            UPDATE orders SET status = 'delivered', updated_at = ?
+            WHERE order_id IN (\(SQLPlaceholders.list(orderIDs.count))) AND status = 'created'
+            """,
+            [.text(time.sql)] + orderIDs.map(SQLValue.text))
     }
 
     /// An order made on the spot for a paid transaction that had none (origin
@@ -106,5 +146,28 @@ struct TransactionStore {
             FROM products WHERE product_id = ?
             """,
             [.text(orderID), .text(userID), .text(productID), .text(time.sql), .text(time.sql), .text(productID)])
+    }
+
+    /// An order made on delivery (origin `receipt`), priced from the catalog in memory.
+    struct ReceiptOrder {
+        let orderID: String
+        let userID: String
+        let productID: String
+        let price: SettingsCache.CatalogPrice
+    }
+
+    /// Orders made on delivery, in one statement.
+    func insertReceiptOrders(_ orders: [ReceiptOrder], at time: Timestamp) throws(MariaDBError) {
+        guard !orders.isEmpty else { return }
+        let parameters = orders.flatMap { order -> [SQLValue] in
+            [.text(order.orderID), .text(order.userID), .text(order.productID), .text(order.price.price.description),
+             .text(order.price.currency), .text(time.sql), .text(time.sql)]
+        }
+        try connection.execute(
+            """
+            INSERT INTO orders (order_id, user_id, product_id, price, currency, created_at, updated_at, status, origin)
+            VALUES \(Array(repeating: "(?, ?, ?, ?, ?, ?, ?, 'delivered', 'receipt')", count: orders.count).joined(separator: ", "))
+            """,
+            parameters)
     }
 }

@@ -71,15 +71,42 @@ final class Verification: Sendable {
     }
 
     /// Steps 3 to 6 for several verifications in one database transaction,
-    /// answered once it has committed. When it fails (a deadlock, one bad row),
-    /// each is done again on its own, so that one cannot fail the others.
+    /// answered once it has committed (`BatchDelivery`). Those that cannot go
+    /// together, or all of them when the batch fails (a deadlock, a row another
+    /// request inserted meanwhile), are done again each on its own, so that one
+    /// cannot fail the others.
     private func answers(_ batch: [Answered], connection: MariaDBConnection) -> [VerifyAnswer] {
-        if batch.count > 1, let answers = try? connection.transaction({
-            try batch.map { try answerRecording($0.pending, outcome: $0.outcome, connection: connection) }
-        }) {
-            return answers
+        guard batch.count > 1 else {
+            return batch.map { answer($0.pending, outcome: $0.outcome, connection: connection) }
         }
-        return batch.map { answer($0.pending, outcome: $0.outcome, connection: connection) }
+        let steps = batch.map { step($0.pending, outcome: $0.outcome) }
+        let items = steps.map { step in
+            switch step {
+            case .record(let record, _):
+                return BatchDelivery.Item(record: record, delivery: nil)
+            case .deliver(let input, _):
+                return BatchDelivery.Item(record: input.appleAnswerRecord, delivery: (
+                    BatchPlan.Member(
+                        receiptID: input.receiptID, userID: input.userID, orderID: input.orderID,
+                        transactions: input.transactions),
+                    input.environment))
+            }
+        }
+        let delivery = BatchDelivery(connection: connection, catalog: settings.current.products)
+        let recorded = (try? connection.transaction { try delivery.record(items, at: .now()) })
+            ?? Array(repeating: nil, count: batch.count)
+        return zip(batch, zip(steps, recorded)).map { answered, stepAndRecord in
+            let (step, transactions) = stepAndRecord
+            guard let transactions else {
+                return answer(answered.pending, outcome: answered.outcome, connection: connection)
+            }
+            switch step {
+            case .record(_, let answer):
+                return answer
+            case .deliver(let input, let receipt):
+                return Self.deliveredAnswer(input, request: answered.pending.request, receipt: receipt, answers: transactions)
+            }
+        }
     }
 
     /// Steps 3 to 6 on `connection`, in a database transaction of their own, for
@@ -118,74 +145,92 @@ final class Verification: Sendable {
         }
     }
 
+    /// What a verification writes for Apple's outcome, decided before any
+    /// database work.
+    private enum Step {
+        /// Apple's answer is stored and `answer` given; nothing is delivered.
+        case record(ReceiptStore.AppleAnswerRecord, answer: VerifyAnswer)
+        /// An admitted receipt: its transactions are delivered.
+        case deliver(Delivery.Input, receipt: AppleReceipt)
+    }
+
     /// Records Apple's answer and delivers, inside the caller's database
     /// transaction; throws what the database throws.
     private func answerRecording(
         _ pending: Pending, outcome: AppleOutcome, connection: MariaDBConnection
     ) throws -> VerifyAnswer {
-        let receipts = ReceiptStore(connection: connection)
-        let orderID = pending.request.orderID
+        switch step(pending, outcome: outcome) {
+        case .record(let record, let answer):
+            try ReceiptStore(connection: connection).recordAppleAnswers([record], at: .now())
+            return answer
+        case .deliver(let input, let receipt):
+            let answers = try Delivery(connection: connection).deliverInTransaction(input)
+            return Self.deliveredAnswer(input, request: pending.request, receipt: receipt, answers: answers)
+        }
+    }
+
+    private func step(_ pending: Pending, outcome: AppleOutcome) -> Step {
+        let request = pending.request
+        func completion(appleStatus: Int) -> ReceiptStore.AppleAnswerRecord {
+            ReceiptStore.AppleAnswerRecord(
+                receiptID: pending.receiptID, environment: outcome.environment, appleStatus: appleStatus,
+                answer: outcome.lastAnswer, completed: true)
+        }
         switch outcome.verdict {
         case .unavailable:
             // Left without verified_at: a later retry verifies it again.
             let answer = Self.retryLater(pending, outcome: outcome)
-            try receipts.recordAppleAnswer(
-                receiptID: pending.receiptID, environment: answer.environment, appleStatus: answer.appleStatus,
-                answer: outcome.lastAnswer, completed: false, at: .now())
-            return answer
+            return .record(
+                ReceiptStore.AppleAnswerRecord(
+                    receiptID: pending.receiptID, environment: answer.environment, appleStatus: answer.appleStatus,
+                    answer: outcome.lastAnswer, completed: false),
+                answer: answer)
         case .invalid(let appleStatus):
-            try recordCompletion(pending, outcome: outcome, appleStatus: appleStatus, receipts: receipts)
-            return VerifyAnswer(status: .notPaid, environment: outcome.environment, appleStatus: appleStatus, orderID: orderID)
+            return .record(
+                completion(appleStatus: appleStatus),
+                answer: VerifyAnswer(status: .notPaid, environment: outcome.environment, appleStatus: appleStatus, orderID: request.orderID))
         case .valid(let reply, let environment):
-            return try deliver(pending, reply: reply, environment: environment, outcome: outcome, connection: connection)
+            guard let receipt = reply.receipt else {
+                return .record(
+                    completion(appleStatus: reply.status),
+                    answer: VerifyAnswer(status: .notPaid, environment: environment, appleStatus: reply.status, orderID: request.orderID))
+            }
+            let transactions = ReceiptTransactions(reply: reply, namedTransactionID: request.transactionID)
+            let snapshot = settings.current
+            let admission = Admission.admit(
+                receipt: receipt, environment: environment, bundleIDs: bundleIDs, policy: sandboxPolicy,
+                reviewVersion: snapshot.reviewVersion, sandboxUsers: snapshot.sandboxUsers,
+                appVersion: request.appVersion, userID: pending.userID)
+            if case .rejected = admission {
+                return .record(
+                    completion(appleStatus: reply.status),
+                    answer: VerifyAnswer(
+                        status: .rejected, environment: environment, appleStatus: reply.status, orderID: request.orderID,
+                        app: receipt,
+                        transactions: transactions.transactions.map {
+                            TransactionAnswer(transaction: $0, state: .rejected, orderID: nil)
+                        }))
+            }
+            return .deliver(
+                Delivery.Input(
+                    receiptID: pending.receiptID, userID: pending.userID, orderID: request.orderID,
+                    environment: environment, appleAnswer: outcome.lastAnswer, appleStatus: reply.status,
+                    transactions: transactions),
+                receipt: receipt)
         }
     }
 
-    private func deliver(
-        _ pending: Pending, reply: AppleReply, environment: AppleEnvironment, outcome: AppleOutcome,
-        connection: MariaDBConnection
-    ) throws -> VerifyAnswer {
-        let request = pending.request
-        let receipts = ReceiptStore(connection: connection)
-        guard let receipt = reply.receipt else {
-            try recordCompletion(pending, outcome: outcome, appleStatus: reply.status, receipts: receipts)
-            return VerifyAnswer(status: .notPaid, environment: environment, appleStatus: reply.status, orderID: request.orderID)
-        }
-        let transactions = ReceiptTransactions(reply: reply, namedTransactionID: request.transactionID)
-        let snapshot = settings.current
-        let admission = Admission.admit(
-            receipt: receipt, environment: environment, bundleIDs: bundleIDs, policy: sandboxPolicy,
-            reviewVersion: snapshot.reviewVersion, sandboxUsers: snapshot.sandboxUsers,
-            appVersion: request.appVersion, userID: pending.userID)
-        if case .rejected = admission {
-            try recordCompletion(pending, outcome: outcome, appleStatus: reply.status, receipts: receipts)
-            return VerifyAnswer(
-                status: .rejected, environment: environment, appleStatus: reply.status, orderID: request.orderID,
-                app: receipt,
-                transactions: transactions.transactions.map {
-                    TransactionAnswer(transaction: $0, state: .rejected, orderID: nil)
-                })
-        }
-        let answers = try Delivery(connection: connection).deliverInTransaction(Delivery.Input(
-            receiptID: pending.receiptID, userID: pending.userID, orderID: request.orderID,
-            environment: environment, appleAnswer: outcome.lastAnswer, appleStatus: reply.status,
-            transactions: transactions))
+    /// The answer of a delivered receipt, from what each transaction became.
+    private static func deliveredAnswer(
+        _ input: Delivery.Input, request: VerifyRequest, receipt: AppleReceipt, answers: [TransactionAnswer]
+    ) -> VerifyAnswer {
         let status = VerifyStatus.finalStatus(
             states: answers.map(\.state), namedTransactionID: request.transactionID,
-            namedTransactionPresent: transactions.namedTransactionPresent)
+            namedTransactionPresent: input.transactions.namedTransactionPresent)
         let boundOrderID = answers.first { $0.state == .delivered && $0.orderID == request.orderID }?.orderID
         let firstDelivered = answers.first { $0.state == .delivered }?.orderID
         return VerifyAnswer(
-            status: status, environment: environment, appleStatus: reply.status,
+            status: status, environment: input.environment, appleStatus: input.appleStatus,
             orderID: boundOrderID ?? firstDelivered ?? request.orderID, app: receipt, transactions: answers)
-    }
-
-    /// Records Apple's final answer: the verification is complete.
-    private func recordCompletion(
-        _ pending: Pending, outcome: AppleOutcome, appleStatus: Int, receipts: ReceiptStore
-    ) throws(MariaDBError) {
-        try receipts.recordAppleAnswer(
-            receiptID: pending.receiptID, environment: outcome.environment, appleStatus: appleStatus,
-            answer: outcome.lastAnswer, completed: true, at: .now())
     }
 }

@@ -36,4 +36,23 @@ struct OrderStore {
         else { return nil }
         return RequestOrder(orderID: orderID, userID: userID, productID: productID, status: status)
     }
+
+    /// The orders that verifications of one batch name, locked until the
+    /// database transaction ends, by id.
+    func ordersLockingForUpdate(_ orderIDs: [String]) throws(MariaDBError) -> [String: RequestOrder] {
+        guard !orderIDs.isEmpty else { return [:] }
+        let rows = try connection.execute(
+            """
+            SELECT order_id, user_id, product_id, status FROM orders
+            WHERE order_id IN (\(SQLPlaceholders.list(orderIDs.count))) FOR UPDATE
+            """,
+            orderIDs.map(SQLValue.text)
+        ).rows
+        var orders: [String: RequestOrder] = [:]
+        for row in rows {
+            guard let orderID = row[0], let userID = row[1], let productID = row[2], let status = row[3] else { continue }
+            orders[orderID] = RequestOrder(orderID: orderID, userID: userID, productID: productID, status: status)
+        }
+        return orders
+    }
 }

@@ -66,20 +66,41 @@ struct ReceiptStore {
         let appVersion: String?
     }
 
-    /// Stores Apple's last answer. `completed` marks the verification as done
-    /// (`verified_at`); a receipt left without it is one whose Apple call never
-    /// completed, to be verified again.
-    func recordAppleAnswer(
-        receiptID: UInt64, environment: AppleEnvironment?, appleStatus: Int?, answer: [UInt8]?,
-        completed: Bool, at time: Timestamp
-    ) throws(MariaDBError) {
+    /// Apple's last answer to one receipt row, as it is stored.
+    struct AppleAnswerRecord {
+        let receiptID: UInt64
+        let environment: AppleEnvironment?
+        let appleStatus: Int?
+        let answer: [UInt8]?
+        /// Marks the verification as done (`verified_at`); a receipt left
+        /// without it is one whose Apple call never completed, to be verified again.
+        let completed: Bool
+    }
+
+    /// Stores Apple's last answer to each receipt row, in one statement.
+    func recordAppleAnswers(_ records: [AppleAnswerRecord], at time: Timestamp) throws(MariaDBError) {
+        guard !records.isEmpty else { return }
+        let cases = Array(repeating: "WHEN ? THEN ?", count: records.count).joined(separator: " ")
+        var parameters: [SQLValue] = []
+        parameters.reserveCapacity(records.count * 9)
+        func addCase(_ value: (AppleAnswerRecord) -> SQLValue) {
+            for record in records {
+                parameters += [.integer(Int64(record.receiptID)), value(record)]
+            }
+        }
+        addCase { .optional($0.environment?.rawValue) }
+        addCase { $0.appleStatus.map { .integer(Int64($0)) } ?? .null }
+        addCase { .optional($0.answer.map { String(decoding: $0, as: UTF8.self) }) }
+        addCase { $0.completed ? .text(time.sql) : .null }
+        parameters += records.map { .integer(Int64($0.receiptID)) }
         try connection.execute(
             """
-            UPDATE receipts SET environment = ?, apple_status = ?, apple_response = ?, verified_at = ?
-            WHERE receipt_id = ?
+            UPDATE receipts SET environment = CASE receipt_id \(cases) END,
+              apple_status = CASE receipt_id \(cases) END,
+              apple_response = CASE receipt_id \(cases) END,
+              verified_at = CASE receipt_id \(cases) END
+            WHERE receipt_id IN (\(SQLPlaceholders.list(records.count)))
             """,
-            [.optional(environment?.rawValue), appleStatus.map { .integer(Int64($0)) } ?? .null,
-             .optional(answer.map { String(decoding: $0, as: UTF8.self) }),
-             completed ? .text(time.sql) : .null, .integer(Int64(receiptID))])
+            parameters)
     }
 }
