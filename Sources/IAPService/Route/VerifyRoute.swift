@@ -1,14 +1,13 @@
 import IAPCore
 import MariaDB
 
-/// POST /v1/receipts/verify, steps 0 and 1: the request is checked, the order it
-/// names looked up, and the receipt recorded; then the receipt goes to Apple and
-/// this thread is free again. `Verification` finishes the work when Apple answers.
+/// POST /v1/receipts/verify, step 0: the request is checked and the order it
+/// names looked up; then the receipt goes to `ReceiptRecorder` (step 1) and this
+/// thread is free again. `Verification` finishes the work when Apple answers.
 /// A receipt already verified and wholly delivered is answered at once
 /// (`ReplayShortcut`).
 struct VerifyRoute: Sendable {
-    let apple: AppleClient
-    let verification: Verification
+    let recorder: ReceiptRecorder
     let replays: ReplayCache
 
     func handle(_ request: HTTPRequest, responder: Responder, worker: WorkerContext) {
@@ -18,24 +17,21 @@ struct VerifyRoute: Sendable {
         } catch {
             return responder.send(.error(error))
         }
-        let pending: Verification.Pending
         do {
             let userID = try user(of: verifyRequest, connection: worker.connection)
             if let replay = try ReplayShortcut(connection: worker.connection, cache: replays).answer(verifyRequest, userID: userID) {
                 return responder.send(.verify(replay))
             }
-            let receiptID = try ReceiptStore(connection: worker.connection).record(
-                verifyRequest, userID: userID, clientAddress: request.clientAddress, at: .now())
-            pending = Verification.Pending(request: verifyRequest, userID: userID, receiptID: receiptID)
+            recorder.record(
+                ReceiptStore.NewReceipt(
+                    request: verifyRequest, userID: userID, clientAddress: request.clientAddress, receivedAt: .now()),
+                responder: responder)
         } catch let error as APIError {
-            return responder.send(.error(error))
+            responder.send(.error(error))
         } catch {
-            // Nothing could be recorded: Apple is not called.
+            // The order or an earlier answer could not be read: nothing is recorded, Apple is not called.
             Log.event("verify: receipt not recorded: \(error)")
-            return responder.send(.verify(VerifyAnswer(status: .retryLater, orderID: verifyRequest.orderID)))
-        }
-        apple.verify(receiptBase64: verifyRequest.receipt.base64) { outcome in
-            verification.finish(pending, outcome: outcome, responder: responder)
+            responder.send(.verify(VerifyAnswer(status: .retryLater, orderID: verifyRequest.orderID)))
         }
     }
 

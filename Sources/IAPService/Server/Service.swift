@@ -45,8 +45,10 @@ public final class Service: Sendable {
             bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy, settings: settings)
         verification.startWorkers(
             count: Self.deliveryThreads, reserve: Self.reserveDeliveryThreads, database: database)
+        let recorder = ReceiptRecorder(apple: apple, verification: verification)
+        recorder.start(database: database)
         router = Router(
-            orders: OrdersRoute(settings: settings), verify: VerifyRoute(apple: apple, verification: verification, replays: ReplayCache()),
+            orders: OrdersRoute(settings: settings), verify: VerifyRoute(recorder: recorder, replays: ReplayCache()),
             version: VersionRoute(settings: settings), health: HealthRoute())
     }
 

@@ -5,21 +5,60 @@ import MariaDB
 struct ReceiptStore {
     let connection: MariaDBConnection
 
-    /// Step 1 of a verification: the receipt is on record before Apple is called,
-    /// with what the request said of it.
-    func record(
-        _ request: VerifyRequest, userID: String, clientAddress: String?, at time: Timestamp
-    ) throws(MariaDBError) -> UInt64 {
-        try connection.execute(
+    /// A verify request's receipt, as step 1 records it.
+    struct NewReceipt {
+        let request: VerifyRequest
+        let userID: String
+        let clientAddress: String?
+        let receivedAt: Timestamp
+    }
+
+    /// How the server numbers the rows of one multi-row INSERT.
+    struct Numbering {
+        /// `innodb_autoinc_lock_mode` 0 or 1 (the default): the rows of one
+        /// statement get consecutive ids. With 2 they may interleave with other
+        /// statements', and each receipt needs a statement of its own.
+        let isConsecutive: Bool
+        /// `auto_increment_increment`: the step between consecutive ids.
+        let increment: UInt64
+
+        /// Before the server was asked: a statement per receipt.
+        static let unknown = Numbering(isConsecutive: false, increment: 1)
+    }
+
+    /// Reads the server's numbering of AUTO_INCREMENT rows.
+    func numbering() throws(MariaDBError) -> Numbering {
+        let row = try connection.execute("SELECT @@innodb_autoinc_lock_mode, @@auto_increment_increment").first
+        let mode = row?[0].flatMap { Int($0) } ?? 2
+        return Numbering(isConsecutive: mode < 2, increment: row?[1].flatMap { UInt64($0) } ?? 1)
+    }
+
+    /// Step 1 of verifications: the receipts are on record before Apple is
+    /// called, with what each request said of its receipt. In one statement
+    /// (one commit) when `numbering` lets the ids be known; their ids, in order.
+    func record(_ receipts: [NewReceipt], numbering: Numbering) throws(MariaDBError) -> [UInt64] {
+        guard numbering.isConsecutive || receipts.count == 1 else {
+            var ids: [UInt64] = []
+            for receipt in receipts {
+                ids += try record([receipt], numbering: numbering)
+            }
+            return ids
+        }
+        let parameters = receipts.flatMap { receipt -> [SQLValue] in
+            let request = receipt.request
+            return [.text(request.receipt.sha256Hex), .text(request.receipt.base64), .optional(request.orderID),
+                    .optional(request.transactionID), .optional(request.appVersion), .text(receipt.userID),
+                    .optional(receipt.clientAddress.map { String($0.prefix(45)) }), .text(receipt.receivedAt.sql)]
+        }
+        let first = try connection.execute(
             """
             INSERT INTO receipts (sha256, receipt_data, order_id, transaction_id, app_version, user_id, client_ip,
               received_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            VALUES \(SQLPlaceholders.rows(receipts.count, columns: 8))
             """,
-            [.text(request.receipt.sha256Hex), .text(request.receipt.base64), .optional(request.orderID),
-             .optional(request.transactionID), .optional(request.appVersion), .text(userID),
-             .optional(clientAddress.map { String($0.prefix(45)) }), .text(time.sql)]
+            parameters
         ).insertID
+        return (0..<UInt64(receipts.count)).map { first + $0 * numbering.increment }
     }
 
     /// Apple's answer to the first completed verification of these exact

@@ -1,0 +1,67 @@
+import IAPCore
+import MariaDB
+
+/// Step 1 of a verification, on a thread of its own: the receipts the accept
+/// threads hand over are recorded together, up to `batchLimit` rows in one
+/// INSERT and one commit, and each then goes to Apple. A statement per receipt
+/// costs the database several times what the row costs, and an accept thread
+/// no longer waits for a commit before it reads the next request.
+final class ReceiptRecorder: Sendable {
+    /// A receipt waiting to be recorded, and where its answer goes.
+    private struct Job: Sendable {
+        let receipt: ReceiptStore.NewReceipt
+        let responder: Responder
+    }
+
+    /// Receipts recorded in one statement at most.
+    static let batchLimit = 16
+
+    private let queue = WorkQueue<Job>()
+    private let apple: AppleClient
+    private let verification: Verification
+
+    init(apple: AppleClient, verification: Verification) {
+        self.apple = apple
+        self.verification = verification
+    }
+
+    /// Starts the recording thread, with a database connection of its own.
+    func start(database: Database) {
+        startThread { [self] in
+            let store = ReceiptStore(connection: WorkerContext(database: database).connection)
+            var numbering: ReceiptStore.Numbering?
+            while let batch = queue.pop(upTo: Self.batchLimit) {
+                if numbering == nil { numbering = try? store.numbering() }
+                record(batch, store: store, numbering: numbering ?? .unknown)
+            }
+        }
+    }
+
+    /// Queues the receipt of a request that must go to Apple.
+    func record(_ receipt: ReceiptStore.NewReceipt, responder: Responder) {
+        queue.push(Job(receipt: receipt, responder: responder))
+    }
+
+    private func record(_ batch: [Job], store: ReceiptStore, numbering: ReceiptStore.Numbering) {
+        let receiptIDs: [UInt64?]
+        do {
+            receiptIDs = try store.record(batch.map(\.receipt), numbering: numbering)
+        } catch {
+            Log.event("verify: receipt not recorded: \(error)")
+            // One row the database refuses must not fail the others: each alone.
+            receiptIDs = batch.count == 1 ? [nil] : batch.map { try? store.record([$0.receipt], numbering: .unknown).first }
+        }
+        for (job, receiptID) in zip(batch, receiptIDs) {
+            let request = job.receipt.request
+            guard let receiptID else {
+                // Nothing could be recorded: Apple is not called.
+                job.responder.send(.verify(VerifyAnswer(status: .retryLater, orderID: request.orderID)))
+                continue
+            }
+            let pending = Verification.Pending(request: request, userID: job.receipt.userID, receiptID: receiptID)
+            apple.verify(receiptBase64: request.receipt.base64) { [verification] outcome in
+                verification.finish(pending, outcome: outcome, responder: job.responder)
+            }
+        }
+    }
+}
