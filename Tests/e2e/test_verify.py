@@ -3,6 +3,7 @@ iap-fcgi, the App Store simulator and MariaDB. Each test checks the answer
 against API.md and the rows in `receipts`, `transactions` and `orders`."""
 import base64
 import hashlib
+import json
 import threading
 import uuid
 from collections import Counter
@@ -535,8 +536,20 @@ def test_verifications_answered_together_deliver_as_one_at_a_time_would(api, db,
         assert order["status"] == "delivered" and order["product_id"] == row["product_id"], (row, order)
         assert order["price"] == prices.get(row["product_id"], 0), (row, order)
     assert sum(1 for o in orders.values() if o["origin"] == "client") == 8
-    assert db.scalar("SELECT COUNT(*) FROM receipts WHERE user_id = %s AND (verified_at IS NULL OR apple_status <> 0)",
-                     user_id) == 0
+    # Each receipt row holds Apple's answer to its own bytes, and each transaction row names the
+    # receipt row that delivered it: rows recorded and answered together are not mixed up.
+    stored = db.query("SELECT receipt_id, receipt_data, apple_status, apple_response, verified_at FROM receipts"
+                      " WHERE user_id = %s", user_id)
+    assert len(stored) == len(cases) + 1
+    in_receipt = {}
+    for row in stored:
+        assert row["verified_at"] is not None and row["apple_status"] == 0, row["receipt_id"]
+        posted = {p["transaction_id"] for p in receipts.decode(row["receipt_data"])["in_app"]}
+        answered = {t["transaction_id"] for t in json.loads(row["apple_response"])["receipt"]["in_app"]}
+        assert answered == posted, (row["receipt_id"], answered, posted)
+        in_receipt[row["receipt_id"]] = posted
+    for tid, row in rows.items():
+        assert tid in in_receipt[row["receipt_id"]], (tid, row["receipt_id"])
 
 
 # --- Apple failing -----------------------------------------------------------------------------
