@@ -5,7 +5,9 @@
 #include <fcgiapp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <errno.h>
 #include <stddef.h>
+#include <string.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 
@@ -43,15 +45,52 @@ static inline int CFastCGI_epoll_wait_one(int epoll, int timeoutMs) {
     return epoll_wait(epoll, &event, 1, timeoutMs) == 1 ? event.data.fd : -1;
 }
 
-/// Takes one pending connection from a non-blocking listening socket, as a
-/// blocking, close-on-exec descriptor; -1 when none is pending. Over TCP,
-/// Nagle's algorithm is off: libfcgi writes an answer's last records apart.
-static inline int CFastCGI_accept(int listening) {
-    int connection = accept4(listening, NULL, NULL, SOCK_CLOEXEC);
-    if (connection >= 0) {
-        int on = 1;
-        (void)setsockopt(connection, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));  // fails on unix sockets: fine
+/// Writes the IP address in `address` to `bytes`: returns 4 (IPv4, an IPv4-mapped
+/// IPv6 address included), 16 (IPv6) or 0 (not an IP socket: a unix socket).
+static inline int CFastCGI_ip_bytes(const struct sockaddr_storage *address, unsigned char bytes[16]) {
+    if (address->ss_family == AF_INET) {
+        memcpy(bytes, &((const struct sockaddr_in *)address)->sin_addr, 4);
+        return 4;
     }
+    if (address->ss_family == AF_INET6) {
+        const struct in6_addr *ipv6 = &((const struct sockaddr_in6 *)address)->sin6_addr;
+        if (IN6_IS_ADDR_V4MAPPED(ipv6)) {
+            memcpy(bytes, &ipv6->s6_addr[12], 4);
+            return 4;
+        }
+        memcpy(bytes, ipv6->s6_addr, 16);
+        return 16;
+    }
+    return 0;
+}
+
+/// Takes one pending connection from a non-blocking listening socket, as a
+/// blocking, close-on-exec descriptor, and its peer's IP address (see
+/// CFastCGI_ip_bytes; its length goes to *peerLength). Returns the descriptor,
+/// or -errno (-EAGAIN when none is pending). Over TCP, Nagle's algorithm is
+/// off: libfcgi writes an answer's last records apart.
+static inline int CFastCGI_accept(int listening, unsigned char peer[16], int *peerLength) {
+    struct sockaddr_storage address;
+    socklen_t addressLength = sizeof(address);
+    int connection = accept4(listening, (struct sockaddr *)&address, &addressLength, SOCK_CLOEXEC);
+    if (connection < 0) return -errno;
+    *peerLength = CFastCGI_ip_bytes(&address, peer);
+    int on = 1;
+    (void)setsockopt(connection, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));  // fails on unix sockets: fine
     return connection;
+}
+
+/// The IP address a socket is bound to, as CFastCGI_ip_bytes gives it; -errno
+/// when the descriptor is not a socket.
+static inline int CFastCGI_local_address(int socket, unsigned char bytes[16]) {
+    struct sockaddr_storage address;
+    socklen_t addressLength = sizeof(address);
+    if (getsockname(socket, (struct sockaddr *)&address, &addressLength) != 0) return -errno;
+    return CFastCGI_ip_bytes(&address, bytes);
+}
+
+/// Takes `descriptor` out of the epoll set.
+static inline int CFastCGI_epoll_remove(int epoll, int descriptor) {
+    return epoll_ctl(epoll, EPOLL_CTL_DEL, descriptor, NULL);
 }
 #endif

@@ -29,12 +29,11 @@ public final class FastCGIExchange: @unchecked Sendable {
         return String(cString: value)
     }
 
-    /// Reads the request body. Returns nil when it is longer than `limit` bytes
-    /// (by its declared length, or by what arrives), without reading the rest.
-    public func readBody(limit: Int) -> [UInt8]? {
-        let declared = parameter("CONTENT_LENGTH").flatMap { Int($0) } ?? 0
-        if declared > limit { return nil }
-        var body = [UInt8](repeating: 0, count: min(declared, limit) + 1)
+    /// Reads the request body, `declaredLength` bytes by `CONTENT_LENGTH` (checked:
+    /// 0...limit). Returns nil when more than `limit` bytes arrive, without reading the rest.
+    public func readBody(declaredLength: Int, limit: Int) -> [UInt8]? {
+        precondition((0...limit).contains(declaredLength), "CONTENT_LENGTH is checked before the body is read")
+        var body = [UInt8](repeating: 0, count: declaredLength + 1)
         var length = 0
         while true {
             if length == body.count {

@@ -11,50 +11,50 @@ import Glibc
 /// connection holds no thread, and a thread is never stuck on a connection
 /// nginx does not use while others queue.
 public final class FastCGIListener: Sendable {
-    /// The listening socket's descriptor.
-    public let descriptor: Int32
-    private let unixPath: String?
+    private let listening: ListeningSocket
     /// The listening socket, the kept connections and the stop pipe's read end.
     private let poller: Int32
     private let stopPipe: (read: Int32, write: Int32)
-    private let idle = IdleConnections()
+    private let idle: IdleConnections
 
     /// Sets up libfcgi once per process (it must run before the first request).
     private static let libraryInitialised: Bool = FCGX_Init() == 0
 
     /// Uses the socket the process was started with on fd 0.
-    public static func inherited() throws(FastCGIError) -> FastCGIListener {
-        try FastCGIListener(descriptor: 0, unixPath: nil)
+    public static func inherited(policy: ConnectionPolicy) throws(FastCGIError) -> FastCGIListener {
+        try FastCGIListener(descriptor: 0, origin: .inherited, policy: policy)
     }
 
     /// Opens `host:port` or a unix socket path. A unix socket gets mode 0660
     /// (owner and group: give nginx's user the group), replacing a stale file.
-    public static func open(_ address: String, backlog: Int32 = 4096, isUnixPath: Bool) throws(FastCGIError)
-        -> FastCGIListener
-    {
+    public static func open(
+        _ address: String, backlog: Int32 = 4096, isUnixPath: Bool, policy: ConnectionPolicy
+    ) throws(FastCGIError) -> FastCGIListener {
         guard libraryInitialised else { throw FastCGIError(function: "FCGX_Init", code: -1) }
         if isUnixPath { unlink(address) }
         let descriptor = FCGX_OpenSocket(address, backlog)
         guard descriptor >= 0 else { throw FastCGIError(function: "FCGX_OpenSocket", code: descriptor) }
         if isUnixPath { chmod(address, 0o660) }
-        return try FastCGIListener(descriptor: descriptor, unixPath: isUnixPath ? address : nil)
+        return try FastCGIListener(
+            descriptor: descriptor, origin: .opened(unixPath: isUnixPath ? address : nil), policy: policy)
     }
 
-    private init(descriptor: Int32, unixPath: String?) throws(FastCGIError) {
+    private init(descriptor: Int32, origin: ListeningSocket.Origin, policy: ConnectionPolicy) throws(FastCGIError) {
         guard FastCGIListener.libraryInitialised else { throw FastCGIError(function: "FCGX_Init", code: -1) }
-        self.descriptor = descriptor
-        self.unixPath = unixPath
         poller = CFastCGI_epoll_create()
         var ends: [Int32] = [-1, -1]
         guard poller >= 0, pipe(&ends) == 0 else { throw FastCGIError(function: "epoll_create1", code: errno) }
         stopPipe = (ends[0], ends[1])
         for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        // Accept threads take connections only when epoll says one is pending.
-        guard fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK) == 0,
-              CFastCGI_epoll_arm_once(poller, descriptor) == 0,
-              CFastCGI_epoll_watch_always(poller, stopPipe.read) == 0
-        else { throw FastCGIError(function: "epoll_ctl", code: errno) }
+        guard CFastCGI_epoll_watch_always(poller, stopPipe.read) == 0 else {
+            throw FastCGIError(function: "epoll_ctl", code: errno)
+        }
+        listening = try ListeningSocket(descriptor: descriptor, origin: origin, poller: poller, policy: policy)
+        idle = IdleConnections(limit: policy.idleLimit)
     }
+
+    /// The IP address the listening socket is bound to (4 or 16 bytes); nil for a unix socket.
+    public var localAddress: [UInt8]? { listening.localAddress }
 
     /// Waits for the next request, on a new connection or a kept one. Returns
     /// nil once `stopAccepting()` was called. Safe to call from several threads
@@ -65,9 +65,8 @@ public final class FastCGIListener: Sendable {
             let ready = CFastCGI_epoll_wait_one(poller, 1000)
             if ready < 0 || ready == stopPipe.read { continue }
             let connection: Int32
-            if ready == descriptor {
-                connection = CFastCGI_accept(descriptor)
-                _ = CFastCGI_epoll_arm_once(poller, descriptor)   // the next pending one goes to another thread
+            if ready == listening.descriptor {
+                connection = listening.acceptConnection() ?? -1
             } else {
                 connection = idle.take(ready) ? ready : -1
             }
@@ -101,14 +100,14 @@ public final class FastCGIListener: Sendable {
     }
 
     /// Makes threads blocked in `accept()` return nil, stops taking connections
-    /// and closes the kept ones that are idle (nginx sends its next request on a
-    /// new connection, which finds the socket closed). Requests being answered
-    /// finish; their connections close then.
+    /// (see `ListeningSocket.stop()`: an inherited socket stays open for the next
+    /// process) and closes the kept ones that are idle (nginx sends its next
+    /// request on a new connection). Requests being answered finish; their
+    /// connections close then.
     public func stopAccepting() {
         FastCGIListener.isStopping.store(true)
         FCGX_ShutdownPending()
-        shutdown(descriptor, Int32(SHUT_RDWR))
-        if let unixPath { unlink(unixPath) }
+        listening.stop()
         var byte: UInt8 = 1
         _ = write(stopPipe.write, &byte, 1)
         idle.closeAll()

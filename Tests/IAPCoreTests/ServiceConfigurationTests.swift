@@ -189,4 +189,59 @@ final class ServiceConfigurationTests: XCTestCase {
         XCTAssertTrue(dumped.contains("<redacted>"))
         XCTAssertTrue(try configuration([:]).description.contains("sharedSecret: <unset>"))
     }
+
+    func testANonLoopbackTCPAddressNeedsAllowedClientAddresses() {
+        for listen in ["0.0.0.0:9000", "[::]:9000", "10.0.0.5:9000", "iap.internal:9000", "128.0.0.1:9000"] {
+            let error = configurationError(["IAP_LISTEN": listen])
+            XCTAssertEqual(error?.variable, "IAP_FCGI_ALLOWED_ADDRESSES", listen)
+            XCTAssertEqual(error?.problem.contains("FCGI_WEB_SERVER_ADDRS"), true, listen)
+            XCTAssertEqual(error?.problem.contains(listen), true, listen)
+        }
+        for listen in ["127.0.0.1:9000", "127.8.9.10:9000", "localhost:9000", "[::1]:9000", "/run/iap.sock"] {
+            XCTAssertNil(configurationError(["IAP_LISTEN": listen]), listen)
+        }
+        XCTAssertNil(configurationError([:]), "an inherited socket is checked once it is open")
+    }
+
+    func testAllowedClientAddressesAreRead() throws {
+        let config = try configuration([
+            "IAP_LISTEN": "0.0.0.0:9000", "IAP_FCGI_ALLOWED_ADDRESSES": " 10.0.0.5, ,2001:db8::7,",
+        ])
+        XCTAssertEqual(config.allowedClientAddresses, [IPAddress("10.0.0.5")!, IPAddress("2001:db8::7")!])
+        XCTAssertTrue(config.description.contains("allowedClientAddresses"))
+        XCTAssertEqual(try configuration([:]).allowedClientAddresses, [])
+    }
+
+    func testLibfcgiVariableServesWhenOursIsUnset() throws {
+        let libfcgiOnly = try configuration(["IAP_LISTEN": "0.0.0.0:9000", "FCGI_WEB_SERVER_ADDRS": "10.0.0.6"])
+        XCTAssertEqual(libfcgiOnly.allowedClientAddresses, [IPAddress("10.0.0.6")!])
+        let both = try configuration([
+            "IAP_LISTEN": "0.0.0.0:9000", "IAP_FCGI_ALLOWED_ADDRESSES": "10.0.0.5", "FCGI_WEB_SERVER_ADDRS": "10.0.0.6",
+        ])
+        XCTAssertEqual(both.allowedClientAddresses, [IPAddress("10.0.0.5")!])
+    }
+
+    func testBadAllowedClientAddressesAreNamed() {
+        for (variable, value) in [
+            ("IAP_FCGI_ALLOWED_ADDRESSES", "10.0.0.5,nginx.internal"), ("IAP_FCGI_ALLOWED_ADDRESSES", "10.0.0.0/8"),
+            ("FCGI_WEB_SERVER_ADDRS", "10.0.0.256"),
+        ] {
+            let error = configurationError(["IAP_LISTEN": "0.0.0.0:9000", variable: value])
+            XCTAssertEqual(error?.variable, variable, value)
+            XCTAssertEqual(error?.description.contains(String(reflecting: value)), true, value)
+        }
+    }
+
+    func testAnInheritedSocketOnANonLoopbackAddressNeedsAllowedClientAddresses() throws {
+        let open = try configuration([:])
+        XCTAssertThrowsError(try open.checkInheritedSocket(listeningOn: IPAddress("0.0.0.0"))) { error in
+            XCTAssertEqual((error as? ConfigurationError)?.variable, "IAP_FCGI_ALLOWED_ADDRESSES")
+            XCTAssertEqual((error as? ConfigurationError)?.problem.contains("0.0.0.0"), true)
+        }
+        XCTAssertNoThrow(try open.checkInheritedSocket(listeningOn: nil), "a unix socket")
+        XCTAssertNoThrow(try open.checkInheritedSocket(listeningOn: IPAddress("127.0.0.1")))
+        XCTAssertNoThrow(try open.checkInheritedSocket(listeningOn: IPAddress("::1")))
+        let restricted = try configuration(["IAP_FCGI_ALLOWED_ADDRESSES": "10.0.0.5"])
+        XCTAssertNoThrow(try restricted.checkInheritedSocket(listeningOn: IPAddress("0.0.0.0")))
+    }
 }

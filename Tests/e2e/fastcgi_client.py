@@ -167,6 +167,16 @@ def start_service(log_path, stdin=subprocess.DEVNULL, prefix=(), **overrides):
                                 env=service_environment(**overrides))
 
 
+def start_up_refusal(log_path, stdin=subprocess.DEVNULL, **overrides):
+    """Starts an iap-fcgi expected to refuse its configuration; returns its exit status and its log."""
+    service = start_service(log_path, stdin=stdin, **overrides)
+    try:
+        status = service.wait(timeout=30)
+    finally:
+        stop_service(service)
+    return status, Path(log_path).read_text()
+
+
 def wait_until_answering(address, process, log_path, source=None, seconds=30):
     """Waits until GET /v1/version over FastCGI answers 200; fails when the process exits first."""
     deadline = time.monotonic() + seconds

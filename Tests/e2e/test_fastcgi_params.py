@@ -4,7 +4,8 @@ import socket
 
 import pytest
 
-from fastcgi_client import Connection, request_once, start_service, stop_service, wait_until_answering
+from fastcgi_client import (Connection, request_once, start_service, start_up_refusal, stop_service,
+                            wait_until_answering)
 from support import new_user_id
 
 ORDER = b'{"user_id": "%s", "product_id": "zydj.product.pay_6"}'
@@ -64,13 +65,8 @@ def free_tcp_port():
 
 
 def test_a_non_loopback_tcp_address_without_allowed_addresses_stops_at_start_up(tmp_path):
-    log_path = tmp_path / "iap-fcgi.log"
-    service = start_service(log_path, IAP_LISTEN=f"0.0.0.0:{free_tcp_port()}")
-    try:
-        assert service.wait(timeout=30) == 2
-    finally:
-        stop_service(service)
-    log = log_path.read_text()
+    status, log = start_up_refusal(tmp_path / "iap-fcgi.log", IAP_LISTEN=f"0.0.0.0:{free_tcp_port()}")
+    assert status == 2, log
     assert "IAP_FCGI_ALLOWED_ADDRESSES" in log and "FCGI_WEB_SERVER_ADDRS" in log, log
     assert "serving on" not in log, log
 

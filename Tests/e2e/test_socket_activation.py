@@ -6,7 +6,7 @@ iap-fcgi answers them."""
 import socket
 import time
 
-from fastcgi_client import (Connection, cpu_seconds, request_once, start_service, stop_service,
+from fastcgi_client import (Connection, cpu_seconds, request_once, start_service, start_up_refusal, stop_service,
                             wait_until_answering)
 
 REQUESTS_PER_RUN = 20
@@ -57,4 +57,30 @@ def test_a_restart_on_the_inherited_socket_serves_and_loses_no_queued_connection
     finally:
         for process in processes:
             stop_service(process)
+        listening.close()
+
+
+def inherited_tcp_socket():
+    """A TCP socket listening on every address, as `ListenStream=0.0.0.0:PORT` gives it."""
+    listening = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listening.bind(("0.0.0.0", 0))
+    listening.listen(64)
+    return listening
+
+
+def test_an_inherited_tcp_socket_on_every_address_needs_allowed_addresses(tmp_path):
+    log_path = tmp_path / "iap-fcgi.log"
+    listening = inherited_tcp_socket()
+    try:
+        status, log = start_up_refusal(log_path, stdin=listening, IAP_LISTEN=None)
+        assert status == 2, log
+        assert "IAP_FCGI_ALLOWED_ADDRESSES: is required" in log and "0.0.0.0" in log, log
+
+        address = ("127.0.0.1", listening.getsockname()[1])
+        service = start_service(log_path, stdin=listening, IAP_LISTEN=None, IAP_FCGI_ALLOWED_ADDRESSES="127.0.0.1")
+        try:
+            wait_until_answering(address, service, log_path)
+        finally:
+            assert stop_service(service) == 0, log_path.read_text()
+    finally:
         listening.close()

@@ -32,6 +32,13 @@ public enum ListenAddress: Equatable, Sendable, CustomStringConvertible {
         self = .tcp(host: String(host), port: port)
     }
 
+    /// A TCP address only this host can connect to: `localhost`, 127.0.0.0/8 or
+    /// `::1`. Any other host (`0.0.0.0`, a name) may take connections from elsewhere.
+    public var isLoopback: Bool {
+        guard case .tcp(let host, _) = self else { return false }
+        return host == "localhost" || IPAddress(host)?.isLoopback == true
+    }
+
     public var description: String {
         switch self {
         case .inheritedSocket: return "fd 0"

@@ -35,6 +35,11 @@ public struct ServiceConfiguration: Equatable, Sendable {
     /// (1...65536). Further calls wait their turn: a bound on what a flood of
     /// requests can make us send to Apple.
     public var appleMaxCalls: Int
+    /// `IAP_FCGI_ALLOWED_ADDRESSES`, else libfcgi's `FCGI_WEB_SERVER_ADDRS`: the IP
+    /// addresses (comma-separated) FastCGI clients may connect from over TCP; a
+    /// connection from any other is closed unanswered. Empty: any client. Required
+    /// when the service listens on TCP anywhere but loopback (see `ListenAddress.isLoopback`).
+    public var allowedClientAddresses: [IPAddress]
 
     public static let defaultProductionURL = "https://buy.itunes.apple.com/verifyReceipt"
     public static let defaultSandboxURL = "https://sandbox.itunes.apple.com/verifyReceipt"
@@ -56,7 +61,8 @@ public struct ServiceConfiguration: Equatable, Sendable {
         sharedSecret: String? = nil,
         sandboxPolicy: SandboxPolicy = .review,
         acceptThreads: Int = defaultAcceptThreads,
-        appleMaxCalls: Int = defaultAppleMaxCalls
+        appleMaxCalls: Int = defaultAppleMaxCalls,
+        allowedClientAddresses: [IPAddress] = []
     ) {
         self.listen = listen
         self.database = database
@@ -69,6 +75,7 @@ public struct ServiceConfiguration: Equatable, Sendable {
         self.sandboxPolicy = sandboxPolicy
         self.acceptThreads = acceptThreads
         self.appleMaxCalls = appleMaxCalls
+        self.allowedClientAddresses = allowedClientAddresses
     }
 
     /// Reads and validates the environment (pass `ProcessInfo.processInfo.environment`).
@@ -86,6 +93,15 @@ public struct ServiceConfiguration: Equatable, Sendable {
                     got: text)
             }
             listen = address
+        }
+
+        let allowedClientAddresses = try reader.allowedClientAddresses()
+        if case .tcp = listen, !listen.isLoopback, allowedClientAddresses.isEmpty {
+            throw ConfigurationError(
+                variable: "IAP_FCGI_ALLOWED_ADDRESSES",
+                problem: "is required when IAP_LISTEN is a TCP address other than loopback (got \"\(listen)\"):"
+                    + " the addresses of the nginx servers allowed to connect, comma-separated"
+                    + " (libfcgi's FCGI_WEB_SERVER_ADDRS is read when it is unset)")
         }
 
         let database = try DatabaseConfiguration.fromEnvironment(env)
@@ -136,7 +152,20 @@ public struct ServiceConfiguration: Equatable, Sendable {
                 "must be a whole number of threads from 1 to 256"),
             appleMaxCalls: try reader.integer(
                 "IAP_APPLE_MAX_CALLS", default: defaultAppleMaxCalls, in: appleMaxCallsRange,
-                "must be a whole number of calls from 1 to 65536"))
+                "must be a whole number of calls from 1 to 65536"),
+            allowedClientAddresses: allowedClientAddresses)
+    }
+
+    /// The rule of `IAP_LISTEN` for a socket the service inherits (fd 0), whose
+    /// address is known only once it runs: one listening on an IP address other
+    /// than loopback needs allowed client addresses. `address` is nil for a unix socket.
+    public func checkInheritedSocket(listeningOn address: IPAddress?) throws(ConfigurationError) {
+        guard let address, !address.isLoopback, allowedClientAddresses.isEmpty else { return }
+        throw ConfigurationError(
+            variable: "IAP_FCGI_ALLOWED_ADDRESSES",
+            problem: "is required: the inherited socket (fd 0) listens on \(address), not on loopback;"
+                + " give the addresses of the nginx servers allowed to connect, comma-separated"
+                + " (libfcgi's FCGI_WEB_SERVER_ADDRS is read when it is unset)")
     }
 }
 
@@ -145,7 +174,8 @@ extension ServiceConfiguration: CustomStringConvertible, CustomDebugStringConver
         "ServiceConfiguration(listen: \(listen), database: \(database), bundleIDs: \(bundleIDs), "
             + "productionURL: \(productionURL), sandboxURL: \(sandboxURL), caFile: \(caFile ?? "<system>"), "
             + "appleTimeoutMs: \(appleTimeoutMs), sharedSecret: \(Redacted(sharedSecret)), "
-            + "sandboxPolicy: \(sandboxPolicy.rawValue), acceptThreads: \(acceptThreads), appleMaxCalls: \(appleMaxCalls))"
+            + "sandboxPolicy: \(sandboxPolicy.rawValue), acceptThreads: \(acceptThreads), appleMaxCalls: \(appleMaxCalls), "
+            + "allowedClientAddresses: \(allowedClientAddresses))"
     }
 
     public var debugDescription: String { description }
@@ -158,6 +188,7 @@ extension ServiceConfiguration: CustomStringConvertible, CustomDebugStringConver
                 "productionURL": productionURL, "sandboxURL": sandboxURL, "caFile": caFile as Any,
                 "appleTimeoutMs": appleTimeoutMs, "sharedSecret": Redacted(sharedSecret).description,
                 "sandboxPolicy": sandboxPolicy, "acceptThreads": acceptThreads, "appleMaxCalls": appleMaxCalls,
+                "allowedClientAddresses": allowedClientAddresses,
             ])
     }
 }
@@ -184,6 +215,21 @@ struct EnvironmentReader {
             let value = Int(text), range.contains(value)
         else { throw .invalid(name, rule, got: text) }
         return value
+    }
+
+    /// `IAP_FCGI_ALLOWED_ADDRESSES`, or `FCGI_WEB_SERVER_ADDRS` when that is unset
+    /// (the variable libfcgi reads for the same purpose): items trimmed, empty items dropped.
+    func allowedClientAddresses() throws(ConfigurationError) -> [IPAddress] {
+        let name = self["IAP_FCGI_ALLOWED_ADDRESSES"] != nil ? "IAP_FCGI_ALLOWED_ADDRESSES" : "FCGI_WEB_SERVER_ADDRS"
+        guard let text = self[name] else { return [] }
+        var addresses: [IPAddress] = []
+        for item in text.split(separator: ",").map({ String($0.trimmingSpaces) }) where !item.isEmpty {
+            guard let address = IPAddress(item) else {
+                throw .invalid(name, "must be IP addresses separated by commas, e.g. 10.0.0.5,10.0.0.6", got: text)
+            }
+            addresses.append(address)
+        }
+        return addresses
     }
 
     func httpsURL(_ name: String, default defaultValue: String) throws(ConfigurationError) -> String {

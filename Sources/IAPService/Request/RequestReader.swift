@@ -23,9 +23,13 @@ enum RequestReader {
         return Head(method: method, path: path, requestID: requestID)
     }
 
-    /// Reads the body; throws `body_too_large` past the limit.
+    /// Reads the body; throws `body_too_large` past the limit, `invalid_field` for
+    /// a `CONTENT_LENGTH` that is not a length (nginx never sends one).
     static func read(_ exchange: FastCGIExchange, head: Head) throws(APIError) -> HTTPRequest {
-        guard let body = exchange.readBody(limit: bodyLimit) else { throw APIError.bodyTooLarge }
+        let declaredLength = try ContentLength.declared(exchange.parameter("CONTENT_LENGTH"), limit: bodyLimit)
+        guard let body = exchange.readBody(declaredLength: declaredLength, limit: bodyLimit) else {
+            throw APIError.bodyTooLarge
+        }
         return HTTPRequest(
             method: head.method, path: head.path, query: exchange.parameter("QUERY_STRING") ?? "",
             body: body, clientAddress: exchange.parameter("REMOTE_ADDR"))

@@ -22,6 +22,12 @@ public final class Service: Sendable {
     /// How long a stopping service waits for requests it holds, in seconds.
     static let shutdownGraceSeconds = 30
 
+    /// Idle kept connections hold at most a quarter of the descriptors: the rest
+    /// is for requests under way, each holding nginx's connection and one to Apple.
+    static func idleConnectionLimit(descriptorLimit: UInt64) -> Int {
+        max(16, Int(clamping: descriptorLimit / 4))
+    }
+
     public init(configuration: ServiceConfiguration) throws {
         // Before any thread starts, so that every thread inherits the blocked signals.
         signals = ShutdownSignals()
@@ -29,13 +35,18 @@ public final class Service: Sendable {
         descriptorLimit = FileDescriptorLimit.raiseToMaximum()
         HeapReturn.start()
         MariaDBConnection.initialiseLibrary()
+        let policy = ConnectionPolicy(
+            allowedPeers: Set(configuration.allowedClientAddresses.map(\.bytes)),
+            idleLimit: Self.idleConnectionLimit(descriptorLimit: descriptorLimit), log: Log.event)
         switch configuration.listen {
         case .inheritedSocket:
-            listener = try FastCGIListener.inherited()
+            listener = try FastCGIListener.inherited(policy: policy)
+            try configuration.checkInheritedSocket(listeningOn: listener.localAddress.flatMap(IPAddress.init(bytes:)))
         case .unix(let path):
-            listener = try FastCGIListener.open(path, isUnixPath: true)
+            listener = try FastCGIListener.open(path, isUnixPath: true, policy: policy)
         case .tcp(let host, let port):
-            listener = try FastCGIListener.open("\(host.contains(":") ? "[\(host)]" : host):\(port)", isUnixPath: false)
+            listener = try FastCGIListener.open(
+                "\(host.contains(":") ? "[\(host)]" : host):\(port)", isUnixPath: false, policy: policy)
         }
         let database = Database(configuration: configuration.database)
         let settings = SettingsCache()
