@@ -34,6 +34,12 @@ struct ReviewVersion: ParsableCommand {
         if let newValue = clear ? "" : version {
             try Setting.write("review_version", newValue, connection)
         }
-        print(try Setting.read("review_version", connection))
+        let stored = try Setting.read("review_version", connection)
+        print(stored)
+        if !stored.isEmpty && ReviewVersionRule.isPlaceholder(stored) {
+            print(
+                "note: \(stored) is a placeholder, and iap-fcgi treats it as no version in review; "
+                    + "`iapctl review-version --clear` makes that explicit")
+        }
     }
 }

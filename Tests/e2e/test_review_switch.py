@@ -60,7 +60,7 @@ def test_iapctl_clear_leaves_no_version_in_review(api, db, iapctl, receipts, ser
         assert_verify_answer(api.verify(receipt, user_id=new_user_id(), app_version=app_version), "rejected")
 
 
-def test_a_placeholder_left_in_the_settings_honours_no_sandbox_receipt(api, db, receipts, service_settings):
+def test_a_placeholder_left_in_the_settings_honours_no_sandbox_receipt(api, db, iapctl, receipts, service_settings):
     """A database that followed the old procedure still holds `0.0.0`: a client sending it gets nothing."""
     service_settings.apply(review_version=REVIEW_VERSION)
     db.set_setting("review_version", "0.0.0")
@@ -71,6 +71,7 @@ def test_a_placeholder_left_in_the_settings_honours_no_sandbox_receipt(api, db, 
     tid, receipt = sandbox_receipt(receipts)
     assert_verify_answer(api.verify(receipt, user_id=user_id, app_version="0.0.0"), "rejected")
     assert db.transaction(tid) is None
+    assert "--clear" in iapctl("review-version"), "iapctl shows the placeholder without saying what to do"
 
 
 @pytest.mark.outage("iap-fcgi")
