@@ -2,6 +2,8 @@
 again and delivered, safely beside the running service."""
 import threading
 
+import pytest
+
 from invariants import Ledger
 from support import PAY_6, new_transaction_id, new_user_id, placeholders
 
@@ -96,14 +98,15 @@ def flush_backlog(iapctl):
     iapctl("retry-pending", "--minimum-age", "0", "--limit", "100000")
 
 
-def never_settling_receipt(api, receipts, simulator, user_id):
-    """A Sandbox receipt while the sandbox answers 21000 (not readable: asking again will not help) for
-    good: answered retry_later, its row stays unverified. Returns (receipt_data, transaction id)."""
-    simulator.control(force_status=21000, fault_env="sandbox")
+def never_settling_receipt(api, receipts, simulator, user_id, status=21000):
+    """A Sandbox receipt while the sandbox answers `status` for good (21000, not readable: asking again
+    will not help; 21005, unavailable): answered retry_later, its row stays unverified. Production
+    receipts are not affected. Returns (receipt_data, transaction id)."""
+    simulator.control(force_status=status, fault_env="sandbox")
     bought = receipts.purchase(PAY_6, transaction_id=new_transaction_id())
     receipt = receipts.app_receipt([bought], environment="Sandbox")
     response = api.verify(receipt, user_id=user_id)
-    assert response.status_code == 503 and response.json()["apple_status"] == 21000, response.text[:300]
+    assert response.status_code == 503 and response.json()["apple_status"] == status, response.text[:300]
     return receipt, bought["transaction_id"]
 
 
@@ -118,15 +121,16 @@ def receipt_ids_of(db, user_id):
             db.query("SELECT receipt_id FROM receipts WHERE user_id = %s ORDER BY receipt_id", user_id)]
 
 
-def test_receipts_that_never_settle_do_not_block_newer_ones(api, db, receipts, simulator, iapctl):
+@pytest.mark.parametrize("status", [21000, 21005], ids=["given up at once (21000)", "backing off (21005)"])
+def test_receipts_that_never_settle_do_not_block_newer_ones(api, db, receipts, simulator, iapctl, status):
     """More never-settling rows than --limit, then a receipt Apple would settle: runs reach it."""
     limit, user_id = 3, new_user_id()
     flush_backlog(iapctl)
     for _ in range(limit + 2):
-        never_settling_receipt(api, receipts, simulator, user_id)
+        never_settling_receipt(api, receipts, simulator, user_id, status)
     simulator.reset()
     _, tid = unverified_receipt(api, receipts, simulator, user_id)
-    simulator.control(force_status=21000, fault_env="sandbox")   # the stuck rows stay stuck
+    simulator.control(force_status=status, fault_env="sandbox")   # the stuck rows stay stuck
 
     outputs = [iapctl("retry-pending", "--minimum-age", "0", "--limit", str(limit)) for _ in range(2)]
 
