@@ -18,9 +18,21 @@ struct RetryPending: ParsableCommand {
     @Option(help: "The most receipts one run takes.")
     var limit = 1000
 
+    @Option(help: ArgumentHelp(
+        "Attempts after which a receipt is given up (reported, and kept in receipts.retry_final_state).",
+        discussion: "Apple's 21000 and its internal errors without is-retryable are given up at once."))
+    var maxAttempts = 10
+
+    @Option(help: "Seconds before a receipt's second attempt; each further one waits twice as long, at most a day.")
+    var backoff = 300
+
     func validate() throws {
         guard minimumAge >= 0 else { throw ValidationError("--minimum-age cannot be negative") }
         guard (1...100_000).contains(limit) else { throw ValidationError("--limit is 1 to 100000") }
+        guard (1...1000).contains(maxAttempts) else { throw ValidationError("--max-attempts is 1 to 1000") }
+        guard (0...PendingRetryPolicy.maxBackoffSeconds).contains(backoff) else {
+            throw ValidationError("--backoff is 0 to \(PendingRetryPolicy.maxBackoffSeconds) seconds")
+        }
     }
 
     func run() throws {
@@ -31,7 +43,9 @@ struct RetryPending: ParsableCommand {
             throw ValidationError(error.description)
         }
         guard let summary = try PendingReceipts(configuration: configuration)
-            .retry(minimumAgeSeconds: minimumAge, limit: limit)
+            .retry(
+                minimumAgeSeconds: minimumAge, limit: limit,
+                policy: PendingRetryPolicy(maxAttempts: maxAttempts, backoffSeconds: backoff))
         else {
             print("another retry-pending run is under way; nothing done")
             return

@@ -1,23 +1,31 @@
 import ArgumentParser
+import IAPCore
 
-/// `iapctl review-version [X]`: shows or sets the app version in App Review.
-/// While it is set, sandbox receipts from that app version are honoured (under
-/// the `review` policy). After approval, set a version no client has (`0.0.0`)
-/// or clear it.
+/// `iapctl review-version [X | --clear]`: shows, sets or clears the app version
+/// in App Review. While it is set, sandbox receipts from that app version are
+/// honoured (under the `review` policy). After approval, clear it: a version
+/// "no client has" is one any sandbox tester can send, since `/v1/version`
+/// publishes it, so placeholders are refused (`ReviewVersionRule`).
 struct ReviewVersion: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "review-version", abstract: "Show or set the app version in App Review.")
+        commandName: "review-version", abstract: "Show, set or clear the app version in App Review.")
 
     @Argument(help: "The version now in App Review, e.g. 1.3.0. Omit it to show the current one.")
     var version: String?
 
-    @Flag(help: "Clear it: no version is in review.")
+    @Flag(help: "Clear it once the version is approved: no version is in review.")
     var clear = false
 
     func validate() throws {
         if clear && version != nil { throw ValidationError("give a version or --clear, not both") }
-        if let version, version.isEmpty || version.count > 32 || !version.allSatisfy({ $0.isASCII && !$0.isWhitespace }) {
+        guard let version else { return }
+        if version.isEmpty || version.count > 32 || !version.allSatisfy({ $0.isASCII && !$0.isWhitespace }) {
             throw ValidationError("a version is 1 to 32 printable ASCII characters, e.g. 1.3.0")
+        }
+        if ReviewVersionRule.isPlaceholder(version) {
+            throw ValidationError(
+                "\(version) looks like a placeholder, and any sandbox tester can send it as app_version "
+                    + "(GET /v1/version publishes it): to leave review, use `iapctl review-version --clear`")
         }
     }
 
@@ -26,6 +34,12 @@ struct ReviewVersion: ParsableCommand {
         if let newValue = clear ? "" : version {
             try Setting.write("review_version", newValue, connection)
         }
-        print(try Setting.read("review_version", connection))
+        let stored = try Setting.read("review_version", connection)
+        print(stored)
+        if !stored.isEmpty && ReviewVersionRule.isPlaceholder(stored) {
+            print(
+                "note: \(stored) is a placeholder, and iap-fcgi treats it as no version in review; "
+                    + "`iapctl review-version --clear` makes that explicit")
+        }
     }
 }

@@ -12,12 +12,12 @@ final class DeliveryAdmissionTests: XCTestCase {
 
     private func admit(
         _ receipt: AppleReceipt, _ environment: AppleEnvironment, policy: SandboxPolicy = .review,
-        reviewVersion: String = "", sandboxUsers: [String] = [], appVersion: String? = "1.2.0",
+        settingsAreKnown: Bool = true, reviewVersion: String = "", sandboxUsers: [String] = [], appVersion: String? = "1.2.0",
         userID: String = "u-1001"
     ) -> AdmissionResult {
         Admission.admit(
             receipt: receipt, environment: environment, bundleIDs: bundleIDs, policy: policy,
-            reviewVersion: reviewVersion, sandboxUsers: sandboxUsers, appVersion: appVersion, userID: userID)
+            settingsAreKnown: settingsAreKnown, reviewVersion: reviewVersion, sandboxUsers: sandboxUsers, appVersion: appVersion, userID: userID)
     }
 
     private func isRejected(_ result: AdmissionResult) -> Bool {
@@ -43,8 +43,8 @@ final class DeliveryAdmissionTests: XCTestCase {
     func testAnyConfiguredBundleIDIsAccepted() {
         let result = Admission.admit(
             receipt: receipt(bundleID: "com.example.game2"), environment: .production,
-            bundleIDs: ["com.example.game", "com.example.game2"], policy: .never, reviewVersion: "",
-            sandboxUsers: [], appVersion: nil, userID: "u")
+            bundleIDs: ["com.example.game", "com.example.game2"], policy: .never, settingsAreKnown: true,
+            reviewVersion: "", sandboxUsers: [], appVersion: nil, userID: "u")
         XCTAssertEqual(result, .admitted)
     }
 
@@ -52,7 +52,7 @@ final class DeliveryAdmissionTests: XCTestCase {
         let ios6 = try XCTUnwrap(AppleFixtures.reply(SeedAnswers.ios6TransactionReceipt).receipt)
         let result = Admission.admit(
             receipt: ios6, environment: .production, bundleIDs: ["com.netease.sdk.test"], policy: .review,
-            reviewVersion: "", sandboxUsers: [], appVersion: nil, userID: "u")
+            settingsAreKnown: true, reviewVersion: "", sandboxUsers: [], appVersion: nil, userID: "u")
         XCTAssertEqual(result, .admitted)
         XCTAssertTrue(isRejected(admit(ios6, .production)))
     }
@@ -74,8 +74,27 @@ final class DeliveryAdmissionTests: XCTestCase {
     func testReviewPolicyRejectsOtherVersions() {
         XCTAssertTrue(isRejected(admit(receipt(), .sandbox, reviewVersion: "1.3.0", appVersion: "1.2.0")))
         XCTAssertTrue(isRejected(admit(receipt(), .sandbox, reviewVersion: "1.3.0", appVersion: nil)))
-        // The seeds' way of closing the switch after approval.
-        XCTAssertTrue(isRejected(admit(receipt(), .sandbox, reviewVersion: "0.0.0", appVersion: "1.3.0")))
+    }
+
+    func testAPlaceholderReviewVersionAdmitsNothingEvenWhenSent() {
+        // The old procedure left "0.0.0" in the table, and any tester can send it.
+        for placeholder in ["0.0.0", "0", "9.9.9", "999", "x", "none", "-"] {
+            XCTAssertTrue(isRejected(admit(receipt(), .sandbox, reviewVersion: placeholder, appVersion: placeholder)))
+            XCTAssertTrue(isRejected(admit(receipt(), .sandbox, reviewVersion: placeholder, appVersion: "1.3.0")))
+        }
+    }
+
+    func testSandboxReceiptsWaitWhileTheSettingsAreUnknown() {
+        let unknown = admit(
+            receipt(), .sandbox, settingsAreKnown: false, reviewVersion: "", sandboxUsers: [], appVersion: "1.3.0")
+        XCTAssertEqual(unknown, .settingsUnknown)
+    }
+
+    func testUnknownSettingsChangeNothingTheSettingsDoNotDecide() {
+        XCTAssertEqual(admit(receipt(), .production, settingsAreKnown: false), .admitted)
+        XCTAssertEqual(admit(receipt(), .sandbox, policy: .always, settingsAreKnown: false), .admitted)
+        XCTAssertTrue(isRejected(admit(receipt(), .sandbox, policy: .never, settingsAreKnown: false)))
+        XCTAssertTrue(isRejected(admit(receipt(bundleID: "com.other.app"), .sandbox, settingsAreKnown: false)))
     }
 
     func testReviewPolicyWithoutReviewVersionRejectsEvenAnEmptyAppVersion() {

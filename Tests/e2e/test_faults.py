@@ -80,7 +80,10 @@ def repost_all(api, ledger, made, user_id):
 
 
 def unverified_receipts(db, user_id):
-    return db.scalar("SELECT COUNT(*) FROM receipts WHERE user_id = %s AND verified_at IS NULL", user_id)
+    """Rows of the user whose verification is still open; a row retry-pending closed because its bytes
+    completed in another row (superseded) is not one."""
+    return db.scalar("SELECT COUNT(*) FROM receipts WHERE user_id = %s AND verified_at IS NULL"
+                     " AND NOT retry_final_state <=> 'superseded'", user_id)
 
 
 def retry_pending(db, iapctl, ledger, user_id):

@@ -9,15 +9,35 @@ import MariaDB
 /// the database whatever runs it, a run skips receipts younger than
 /// `minimumAge` (a request may still be on them), and two runs never overlap
 /// (a named database lock).
+///
+/// A run cannot stall on receipts Apple never settles: each row counts its
+/// attempts and waits out a backoff before the next (`PendingRetryPolicy`),
+/// and is given up in the end, so the rows a run takes are the ones due. Rows
+/// with the same bytes (an app retrying during an outage) go to Apple once,
+/// and rows whose bytes completed in another row are closed without Apple.
 public final class PendingReceipts {
-    /// What one run did: how many receipts it took, and their answers by status.
+    /// What one run did: the receipts it asked Apple about and their answers by
+    /// status, the rows it closed as superseded, and the rows it gave up on.
     public struct Summary: CustomStringConvertible, Sendable {
         public var examined = 0
         public var statuses: [String: Int] = [:]
+        /// (row, the completed row of the same bytes).
+        public var superseded: [(receiptID: UInt64, by: UInt64)] = []
+        public var givenUp: [(receiptID: UInt64, attempts: Int, reason: String)] = []
 
         public var description: String {
             let counts = statuses.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-            return "retried \(examined) receipt(s)" + (counts.isEmpty ? "" : ": \(counts)")
+            var lines = ["retried \(examined) receipt(s)" + (counts.isEmpty ? "" : ": \(counts)")]
+            if !superseded.isEmpty {
+                lines.append(
+                    "closed \(superseded.count) receipt(s) whose bytes completed in another row: "
+                        + superseded.map { "\($0.receiptID) (by \($0.by))" }.joined(separator: ", "))
+            }
+            if !givenUp.isEmpty {
+                lines.append("gave up on \(givenUp.count) receipt(s):")
+                lines += givenUp.map { "  receipt \($0.receiptID) after \($0.attempts) attempt(s): \($0.reason)" }
+            }
+            return lines.joined(separator: "\n")
         }
     }
 
@@ -30,9 +50,9 @@ public final class PendingReceipts {
         self.configuration = configuration
     }
 
-    /// Retries up to `limit` receipts received at least `minimumAgeSeconds` ago.
-    /// Returns nil when another run holds the lock.
-    public func retry(minimumAgeSeconds: Int, limit: Int) throws -> Summary? {
+    /// Retries up to `limit` due receipts received at least `minimumAgeSeconds`
+    /// ago. Returns nil when another run holds the lock.
+    public func retry(minimumAgeSeconds: Int, limit: Int, policy: PendingRetryPolicy) throws -> Summary? {
         MariaDBConnection.initialiseLibrary()
         let connection = Database(configuration: configuration.database).connection()
         guard try connection.execute("SELECT GET_LOCK('iap_retry_pending', 0)").first?[0] == "1" else { return nil }
@@ -46,30 +66,107 @@ public final class PendingReceipts {
         apple.start()
         defer { apple.stop() }
 
-        let cutoff = Timestamp(milliseconds: Clock.wallMilliseconds() - Int64(minimumAgeSeconds) * 1000)
-        let receipts = try ReceiptStore(connection: connection).unverified(receivedBefore: cutoff, limit: limit)
+        let store = UnverifiedReceipts(connection: connection)
+        let now = Timestamp.now()
+        let cutoff = Timestamp(milliseconds: now.milliseconds - Int64(minimumAgeSeconds) * 1000)
         var summary = Summary()
+        var toAsk: [[UnverifiedReceipts.Row]] = []
+        for group in Self.sameBytes(try store.due(receivedBefore: cutoff, now: now, limit: limit)) {
+            if let sibling = try store.completedSibling(sha256: group[0].sha256) {
+                try supersede(group, by: sibling, store, &summary)
+            } else {
+                toAsk.append(group)
+            }
+        }
         var start = 0
-        while start < receipts.count {
-            let batch = Array(receipts[start..<min(start + Self.batchSize, receipts.count)])
+        while start < toAsk.count {
+            let batch = Array(toAsk[start..<min(start + Self.batchSize, toAsk.count)])
             start += batch.count
-            for (pending, outcome) in askApple(about: batch, apple) {
+            let groups = Dictionary(uniqueKeysWithValues: batch.map { ($0[0].receiptID, $0) })
+            for (pending, outcome) in try askApple(about: batch.map { $0[0] }, apple, store, policy, &summary) {
                 let answer = verification.answer(pending, outcome: outcome, connection: connection)
                 summary.examined += 1
                 summary.statuses[answer.status.rawValue, default: 0] += 1
+                guard let group = groups[pending.receiptID] else { continue }
+                try settle(group, answer: answer, outcome: outcome, policy: policy, store, &summary)
             }
         }
         return summary
     }
 
-    /// Sends a batch to Apple at once and waits for every outcome.
+    /// The rows by their bytes, each group in row order, groups in the order
+    /// of their first row.
+    private static func sameBytes(_ rows: [UnverifiedReceipts.Row]) -> [[UnverifiedReceipts.Row]] {
+        var groups: [[UnverifiedReceipts.Row]] = []
+        var groupOf: [String: Int] = [:]
+        for row in rows {
+            if let index = groupOf[row.sha256] {
+                groups[index].append(row)
+            } else {
+                groupOf[row.sha256] = groups.count
+                groups.append([row])
+            }
+        }
+        return groups
+    }
+
+    private func supersede(
+        _ rows: [UnverifiedReceipts.Row], by sibling: UInt64, _ store: UnverifiedReceipts, _ summary: inout Summary
+    ) throws {
+        for row in rows {
+            try store.supersede(row.receiptID, by: sibling)
+            summary.superseded.append((row.receiptID, sibling))
+        }
+    }
+
+    /// Records the attempt on the row that was asked, and gives the rows of the
+    /// same bytes its fate: superseded by it when it completed, else an attempt
+    /// of their own (they would have had the same answer).
+    private func settle(
+        _ group: [UnverifiedReceipts.Row], answer: VerifyAnswer, outcome: AppleOutcome, policy: PendingRetryPolicy,
+        _ store: UnverifiedReceipts, _ summary: inout Summary
+    ) throws {
+        let completed = answer.status != .retryLater
+        let reply = outcome.lastAnswer.flatMap { try? AppleReply.parse(JSONParser.parse($0)) }
+        let asked = group[0]
+        if completed {
+            try store.recordAttempt(asked.receiptID, attempts: asked.attempts + 1, next: .settled, at: .now())
+            try supersede(Array(group.dropFirst()), by: asked.receiptID, store, &summary)
+            return
+        }
+        for row in group {
+            let next = policy.next(
+                attempts: row.attempts + 1, completed: false, appleStatus: answer.appleStatus,
+                isRetryable: reply?.isRetryable ?? false)
+            try record(row, attempts: row.attempts + 1, next: next, store, &summary)
+        }
+    }
+
+    private func record(
+        _ row: UnverifiedReceipts.Row, attempts: Int, next: PendingRetryPolicy.Next, _ store: UnverifiedReceipts,
+        _ summary: inout Summary
+    ) throws {
+        try store.recordAttempt(row.receiptID, attempts: attempts, next: next, at: .now())
+        if case .giveUp(let reason) = next {
+            summary.givenUp.append((row.receiptID, attempts, reason))
+        }
+    }
+
+    /// Sends a batch to Apple at once and waits for every outcome. A row whose
+    /// stored receipt cannot be read is given up: no attempt can succeed.
     private func askApple(
-        about batch: [ReceiptStore.Unverified], _ apple: AppleClient
-    ) -> [(Verification.Pending, AppleOutcome)] {
+        about rows: [UnverifiedReceipts.Row], _ apple: AppleClient, _ store: UnverifiedReceipts,
+        _ policy: PendingRetryPolicy, _ summary: inout Summary
+    ) throws -> [(Verification.Pending, AppleOutcome)] {
         let outcomes = WorkQueue<(Verification.Pending, AppleOutcome)>()
         var asked = 0
-        for row in batch {
-            guard let receipt = try? ReceiptData.normalise(row.receiptData) else { continue }
+        for row in rows {
+            guard let receipt = try? ReceiptData.normalise(row.receiptData) else {
+                try record(
+                    row, attempts: row.attempts + 1, next: .giveUp(reason: "the stored receipt data cannot be read"),
+                    store, &summary)
+                continue
+            }
             let request = VerifyRequest(
                 receipt: receipt, orderID: row.orderID, transactionID: row.transactionID, userID: row.userID,
                 appVersion: row.appVersion)

@@ -199,8 +199,17 @@ final class Verification: Sendable {
             let snapshot = settings.current
             let admission = Admission.admit(
                 receipt: receipt, environment: environment, bundleIDs: bundleIDs, policy: sandboxPolicy,
-                reviewVersion: snapshot.reviewVersion, sandboxUsers: snapshot.sandboxUsers,
-                appVersion: request.appVersion, userID: pending.userID)
+                settingsAreKnown: snapshot.isLoaded, reviewVersion: snapshot.reviewVersion,
+                sandboxUsers: snapshot.sandboxUsers, appVersion: request.appVersion, userID: pending.userID)
+            if admission == .settingsUnknown {
+                // Left without verified_at, like an Apple outage: the app's retry
+                // or retry-pending decides once the settings are read.
+                return .record(
+                    ReceiptStore.AppleAnswerRecord(
+                        receiptID: pending.receiptID, environment: environment, appleStatus: reply.status,
+                        answer: outcome.lastAnswer, completed: false),
+                    answer: Self.retryLater(pending, outcome: outcome))
+            }
             if case .rejected = admission {
                 return .record(
                     completion(appleStatus: reply.status),

@@ -78,33 +78,6 @@ struct ReceiptStore {
         return (environment, Array(answer.utf8))
     }
 
-    /// Receipts whose verification never completed (Apple or the database was
-    /// down, the process died), received before `time`, oldest first.
-    func unverified(receivedBefore time: Timestamp, limit: Int) throws(MariaDBError) -> [Unverified] {
-        try connection.execute(
-            """
-            SELECT receipt_id, receipt_data, order_id, transaction_id, user_id, app_version FROM receipts
-            WHERE verified_at IS NULL AND received_at < ? ORDER BY receipt_id LIMIT ?
-            """,
-            [.text(time.sql), .integer(Int64(limit))]
-        ).rows.compactMap { row in
-            guard let id = row[0].flatMap({ UInt64($0) }), let data = row[1], let userID = row[4] else { return nil }
-            return Unverified(
-                receiptID: id, receiptData: data, orderID: row[2], transactionID: row[3], userID: userID,
-                appVersion: row[5])
-        }
-    }
-
-    /// A receipts row left unverified, with what its request said.
-    struct Unverified {
-        let receiptID: UInt64
-        let receiptData: String
-        let orderID: String?
-        let transactionID: String?
-        let userID: String
-        let appVersion: String?
-    }
-
     /// Apple's last answer to one receipt row, as it is stored.
     struct AppleAnswerRecord {
         let receiptID: UInt64

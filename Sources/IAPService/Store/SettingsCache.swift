@@ -8,7 +8,8 @@ import MariaDB
 /// five seconds and no request waits on a query for them.
 final class SettingsCache: @unchecked Sendable {
     struct Snapshot: Sendable, Equatable {
-        /// The app version in App Review; empty when none.
+        /// The app version in App Review; empty when none, or when the table
+        /// holds a placeholder (`ReviewVersionRule`).
         var reviewVersion = ""
         /// Users whose sandbox receipts are honoured.
         var sandboxUsers: [String] = []
@@ -56,7 +57,7 @@ final class SettingsCache: @unchecked Sendable {
                 let value = row[1] ?? ""
                 switch row[0] {
                 case "review_version":
-                    next.reviewVersion = value.trimmingSpaces
+                    next.reviewVersion = ReviewVersionRule.effective(value.trimmingSpaces)
                 case "sandbox_users":
                     next.sandboxUsers = value.split(separator: ",").map { String($0).trimmingSpaces }.filter { !$0.isEmpty }
                 default:
