@@ -5,6 +5,7 @@
 #include <fcgiapp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
@@ -68,8 +69,10 @@ static inline int CFastCGI_ip_bytes(const struct sockaddr_storage *address, unsi
 /// blocking, close-on-exec descriptor, and its peer's IP address (see
 /// CFastCGI_ip_bytes; its length goes to *peerLength). Returns the descriptor,
 /// or -errno (-EAGAIN when none is pending). Over TCP, Nagle's algorithm is
-/// off: libfcgi writes an answer's last records apart.
-static inline int CFastCGI_accept(int listening, unsigned char peer[16], int *peerLength) {
+/// off: libfcgi writes an answer's last records apart. A read that waits longer
+/// than `receiveTimeoutSeconds` fails, so a peer that stops in the middle of a
+/// request cannot hold the reading thread.
+static inline int CFastCGI_accept(int listening, unsigned char peer[16], int *peerLength, int receiveTimeoutSeconds) {
     struct sockaddr_storage address;
     socklen_t addressLength = sizeof(address);
     int connection = accept4(listening, (struct sockaddr *)&address, &addressLength, SOCK_CLOEXEC);
@@ -77,6 +80,8 @@ static inline int CFastCGI_accept(int listening, unsigned char peer[16], int *pe
     *peerLength = CFastCGI_ip_bytes(&address, peer);
     int on = 1;
     (void)setsockopt(connection, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));  // fails on unix sockets: fine
+    struct timeval receiveTimeout = {.tv_sec = receiveTimeoutSeconds, .tv_usec = 0};
+    (void)setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &receiveTimeout, sizeof(receiveTimeout));
     return connection;
 }
 

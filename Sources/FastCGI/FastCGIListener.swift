@@ -64,13 +64,13 @@ public final class FastCGIListener: Sendable {
             // The timeout only bounds how long a thread takes to see the stop flag.
             let ready = CFastCGI_epoll_wait_one(poller, 1000)
             if ready < 0 || ready == stopPipe.read { continue }
-            let connection: Int32
             if ready == listening.descriptor {
-                connection = listening.acceptConnection() ?? -1
-            } else {
-                connection = idle.take(ready) ? ready : -1
+                // Read only once its request arrives: a peer that connects and sends
+                // nothing waits in the poller like a kept connection, holding no thread.
+                if let connection = listening.acceptConnection() { keep(connection) }
+                continue
             }
-            if connection >= 0, let exchange = readRequest(on: connection) {
+            if idle.take(ready), let exchange = readRequest(on: ready) {
                 return exchange
             }
         }
@@ -94,7 +94,7 @@ public final class FastCGIListener: Sendable {
         return nil
     }
 
-    /// An answered request's connection that nginx keeps for its next request.
+    /// A connection waiting for its next request (or, new, for its first).
     func keep(_ connection: Int32) {
         idle.park(connection, poller: poller)
     }

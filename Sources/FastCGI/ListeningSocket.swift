@@ -32,6 +32,10 @@ final class ListeningSocket: @unchecked Sendable {
     /// want of descriptors or memory: what a connection closing needs to free one,
     /// and rare enough that the retries cost no CPU.
     static let pauseAfterFailureMicroseconds: UInt32 = 100_000
+    /// How long a read on a connection may wait. nginx sends a whole request at
+    /// once (it buffers the body first), and a connection is read only once it is
+    /// readable, so a read that waits this long is a peer that stopped mid-request.
+    static let receiveTimeoutSeconds: Int32 = 10
     /// A burst of failed accepts ends at the first accept that works this long after the last failure.
     static let burstGapSeconds = 1.0
     /// Failures that concern one connection only; the next accept may work at once.
@@ -70,7 +74,7 @@ final class ListeningSocket: @unchecked Sendable {
             pthread_mutex_unlock(&mutex)
             return nil
         }
-        let result = CFastCGI_accept(descriptor, &peer, &peerLength)
+        let result = CFastCGI_accept(descriptor, &peer, &peerLength, Self.receiveTimeoutSeconds)
         let lastingFailure = result < 0 && !Self.passingErrors.contains(-result)
         if lastingFailure {
             noteFailure(-result)

@@ -99,3 +99,59 @@ def test_idle_kept_connections_are_bounded_and_the_oldest_are_closed(tmp_path):
         for connection in connections:
             connection.close()
         stop_service(service)
+
+
+
+SILENT_CONNECTIONS = 20
+# iap-fcgi's receive timeout: a connection that sent part of a request is closed after it.
+RECEIVE_TIMEOUT_SECONDS = 10
+
+
+def test_connections_that_send_nothing_hold_no_accept_thread(tmp_path):
+    """A peer that connects and sends nothing must not take the (two) accept threads
+    from nginx's requests: a new connection is read only once it is readable."""
+    path = str(tmp_path / "iap-fcgi.sock")
+    log_path = tmp_path / "iap-fcgi.log"
+    service = start_service(log_path, IAP_LISTEN=path)
+    silent = []
+    try:
+        wait_until_answering(path, service, log_path)
+        silent = [Connection(path) for _ in range(SILENT_CONNECTIONS)]
+        time.sleep(0.5)
+        started = time.monotonic()
+        answer = request_once(path, "GET", "/v1/version")
+        assert answer is not None and answer.status == 200, answer
+        assert time.monotonic() - started < 2, "a request waited behind connections that send nothing"
+        # They are still served once they speak.
+        answer = silent[0].request("GET", "/v1/version")
+        assert answer is not None and answer.status == 200, answer
+    finally:
+        for connection in silent:
+            connection.close()
+        stop_service(service)
+
+
+def test_a_connection_that_stops_mid_request_is_closed_after_the_receive_timeout(tmp_path):
+    """A peer that sends half a request holds the thread reading it for the receive
+    timeout at most; then the connection is closed and the thread serves again."""
+    path = str(tmp_path / "iap-fcgi.sock")
+    log_path = tmp_path / "iap-fcgi.log"
+    service = start_service(log_path, IAP_LISTEN=path)   # two accept threads
+    half_sent = []
+    try:
+        wait_until_answering(path, service, log_path)
+        for _ in range(2):
+            connection = Connection(path)
+            connection.socket.sendall(b"\x01\x01\x00\x01")   # half of a FastCGI record header
+            half_sent.append(connection)
+        time.sleep(RECEIVE_TIMEOUT_SECONDS + 2)
+        assert all(connection.closed_by_peer(0.5) for connection in half_sent), "half-sent requests are closed"
+        started = time.monotonic()
+        answer = request_once(path, "GET", "/v1/version")
+        assert answer is not None and answer.status == 200, answer
+        assert time.monotonic() - started < 2
+        assert service.poll() is None
+    finally:
+        for connection in half_sent:
+            connection.close()
+        stop_service(service)
