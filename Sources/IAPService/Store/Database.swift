@@ -6,10 +6,20 @@ struct Database: Sendable {
     let configuration: DatabaseConfiguration
 
     func connection() -> MariaDBConnection {
-        MariaDBConnection(
-            options: ConnectionOptions(
-                host: configuration.host, port: configuration.port, socket: configuration.socket,
-                user: configuration.user, password: configuration.password, database: configuration.name))
+        MariaDBConnection(options: ConnectionOptions(configuration))
+    }
+}
+
+extension ConnectionOptions {
+    /// The options of `IAP_DB_*`, shared by the service and iapctl.
+    public init(_ configuration: DatabaseConfiguration) {
+        self.init(
+            host: configuration.host, port: configuration.port, socket: configuration.socket,
+            user: configuration.user, password: configuration.password, database: configuration.name)
+        switch configuration.tls {
+        case .off: tls = .off
+        case .verify: tls = .verify(caFile: configuration.caFile)
+        }
     }
 }
 
