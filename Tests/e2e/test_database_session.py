@@ -37,3 +37,6 @@ def test_transaction_id_longer_than_its_column_is_never_cut_short(api, db, stack
     rows = db.query("SELECT receipt_id, verified_at FROM receipts WHERE user_id = %s", user_id)
     assert len(rows) == 2 and all(row["verified_at"] is None for row in rows), rows
     ledger.check(db)
+    # These rows can never be verified while the column is 64 characters: they would be left for
+    # every `iapctl retry-pending` run of the suite (test_retry_pending expects none of others').
+    db.execute("DELETE FROM receipts WHERE user_id = %s", user_id)
