@@ -15,15 +15,6 @@ extension SQLValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, Exp
     public static func optional(_ value: String?) -> SQLValue {
         value.map(SQLValue.text) ?? .null
     }
-
-    /// The value as a result row gives it back: text, or nil for NULL.
-    public var text: String? {
-        switch self {
-        case .null: return nil
-        case .text(let text): return text
-        case .integer(let value): return String(value)
-        }
-    }
 }
 
 /// What a statement returned: its rows as text, and for writes the number of

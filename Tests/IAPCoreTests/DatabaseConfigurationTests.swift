@@ -46,6 +46,12 @@ final class DatabaseConfigurationTests: XCTestCase {
         XCTAssertEqual(error(["IAP_DB_CA_FILE": "/ca.pem", "IAP_DB_TLS": "off"])?.variable, "IAP_DB_CA_FILE")
     }
 
+    func testVerifyOverAUnixSocketIsAMistake() {
+        let found = error(["IAP_DB_TLS": "verify", "IAP_DB_SOCKET": "/run/mysqld/mysqld.sock"])
+        XCTAssertEqual(found?.variable, "IAP_DB_TLS")
+        XCTAssertTrue(found?.problem.contains("IAP_DB_SOCKET is set") ?? false)
+    }
+
     func testTheServiceConfigurationCarriesTheTLSSettings() throws {
         let service = try ServiceConfiguration.fromEnvironment(
             ["IAP_BUNDLE_IDS": "com.example.game", "IAP_DB_TLS": "verify", "IAP_DB_CA_FILE": "/ca.pem"])

@@ -11,10 +11,18 @@ extension DatabaseConfiguration {
                 "IAP_DB_CA_FILE", "is set but IAP_DB_TLS is off: set IAP_DB_TLS=verify to use it, or unset it",
                 got: caFile)
         }
+        let socket = reader["IAP_DB_SOCKET"]
+        if tls == .verify, socket != nil {
+            throw .invalid(
+                "IAP_DB_TLS",
+                "is verify but IAP_DB_SOCKET is set: TLS is for TCP (IAP_DB_HOST, IAP_DB_PORT); a unix socket is "
+                    + "local, leave IAP_DB_TLS off for it",
+                got: "verify")
+        }
         return DatabaseConfiguration(
             host: reader["IAP_DB_HOST"] ?? "127.0.0.1",
             port: try reader.integer("IAP_DB_PORT", default: 3306, in: 1...65535, "must be a TCP port from 1 to 65535"),
-            socket: reader["IAP_DB_SOCKET"],
+            socket: socket,
             user: reader["IAP_DB_USER"] ?? "iap",
             password: reader["IAP_DB_PASSWORD"] ?? "",
             name: reader["IAP_DB_NAME"] ?? "iap",

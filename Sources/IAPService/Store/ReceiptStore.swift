@@ -34,37 +34,41 @@ struct ReceiptStore {
 
     /// One INSERT of `receipts`, each given back the id of its own row. Rows
     /// come back with every column the receipt sets but its bytes (the SHA-256
-    /// stands for them), and each receipt takes a row equal to it: rows that are
-    /// equal are interchangeable, so no order of the returned rows is assumed.
+    /// stands for them) and its time, and each receipt takes a row equal to it:
+    /// rows that are equal are interchangeable, so no order of the returned
+    /// rows is assumed.
     private func insert(_ receipts: [NewReceipt]) throws(MariaDBError) -> [UInt64] {
-        let parameters = receipts.map { receipt -> [SQLValue] in
-            let request = receipt.request
-            return [.text(request.receipt.sha256Hex), .text(request.receipt.base64), .optional(request.orderID),
-                    .optional(request.transactionID), .optional(request.appVersion), .text(receipt.userID),
-                    .optional(receipt.clientAddress.map { String($0.prefix(45)) }), .text(receipt.receivedAt.sql)]
+        let returned = receipts.map(Self.returnedColumns)
+        let parameters = zip(receipts, returned).flatMap { receipt, columns -> [SQLValue] in
+            columns.map(SQLValue.optional) + [.text(receipt.request.receipt.base64), .text(receipt.receivedAt.sql)]
         }
         let rows = try connection.execute(
             """
-            INSERT INTO receipts (sha256, receipt_data, order_id, transaction_id, app_version, user_id, client_ip,
+            INSERT INTO receipts (sha256, order_id, transaction_id, app_version, user_id, client_ip, receipt_data,
               received_at)
             VALUES \(SQLPlaceholders.rows(receipts.count, columns: 8))
             RETURNING receipt_id, sha256, order_id, transaction_id, app_version, user_id, client_ip
             """,
-            parameters.flatMap { $0 }
+            parameters
         ).rows
         var idsByColumns: [[String?]: [UInt64]] = [:]
         for row in rows {
             guard let id = row[0].flatMap({ UInt64($0) }) else { continue }
             idsByColumns[Array(row.dropFirst()), default: []].append(id)
         }
-        let ids = parameters.compactMap { values -> UInt64? in
-            let columns = values.enumerated().filter { $0.offset != 1 && $0.offset != 7 }.map { $0.element.text }
-            return idsByColumns[columns]?.popLast()
-        }
+        let ids = returned.compactMap { idsByColumns[$0]?.popLast() }
         guard rows.count == receipts.count, ids.count == receipts.count else {
-            throw MariaDBError.unexpectedRowCount("INSERT INTO receipts RETURNING", expected: receipts.count, got: UInt64(ids.count))
+            throw MariaDBError.unexpectedRowCount(
+                "INSERT INTO receipts RETURNING", expected: receipts.count, got: UInt64(ids.count))
         }
         return ids
+    }
+
+    /// The columns of a receipt's row that RETURNING gives back, in its order.
+    private static func returnedColumns(_ receipt: NewReceipt) -> [String?] {
+        let request = receipt.request
+        return [request.receipt.sha256Hex, request.orderID, request.transactionID, request.appVersion, receipt.userID,
+                receipt.clientAddress.map { String($0.prefix(45)) }]
     }
 
     /// Apple's answer to the first completed verification of these exact
