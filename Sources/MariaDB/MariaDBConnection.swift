@@ -8,9 +8,9 @@ private let libraryInitialised: Bool = mysql_server_init(0, nil, nil) == 0
 ///
 /// Every statement goes through a prepared statement, prepared once and kept
 /// while it is among the connection's most recently used (`StatementCache`).
-/// Sessions are strict and in UTC (`ConnectionOptions.sessionSetup`). A lost connection (server down, restarted,
-/// network drop) is closed and opened again on the next call, so the service
-/// recovers by itself once the server is back.
+/// Sessions are strict and in UTC (`ConnectionOptions.sessionSetup`). A lost
+/// connection (server down, restarted, network drop) is closed and opened again
+/// on the next call, so the service recovers by itself once the server is back.
 ///
 /// Sendable only so that it can be handed to the thread that will own it: it is
 /// never used by two threads at once.

@@ -28,11 +28,11 @@ def make_ca(directory, name):
             "-subj", f"/CN={name}", "-keyout", f"{name}-key.pem", "-out", f"{name}.pem", cwd=directory)
 
 
-def make_server_certificate(directory, ca):
-    """server.pem for 127.0.0.1 (subjectAltName and common name), issued by `ca`."""
-    openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", "/CN=127.0.0.1",
+def make_server_certificate(directory, ca, address="127.0.0.1"):
+    """server.pem for `address` (subjectAltName and common name), issued by `ca`."""
+    openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", f"/CN={address}",
             "-keyout", "server-key.pem", "-out", "server.csr", cwd=directory)
-    (directory / "server.ext").write_text("subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n")
+    (directory / "server.ext").write_text(f"subjectAltName=IP:{address}\nextendedKeyUsage=serverAuth\n")
     openssl("x509", "-req", "-in", "server.csr", "-CA", f"{ca}.pem", "-CAkey", f"{ca}-key.pem", "-CAcreateserial",
             "-days", "30", "-extfile", "server.ext", "-out", "server.pem", cwd=directory)
 
@@ -129,6 +129,31 @@ def test_iapctl_connects_over_verified_tls_and_refuses_an_unknown_ca(tls_mariadb
 
     bad = iapctl(database_env(tls_mariadb, IAP_DB_TLS="yes"), "migrate", "--sql-dir", str(SQL_DIR))
     assert bad.returncode != 0 and "IAP_DB_TLS" in bad.stderr, bad.stderr
+
+
+def test_without_a_ca_file_the_system_cas_decide(tls_mariadb):
+    """No IAP_DB_CA_FILE: OpenSSL's default CAs, which SSL_CERT_FILE points at here."""
+    directory = tls_mariadb.directory
+    for ca, trusted in (("test-ca", True), ("other-ca", False)):
+        env = database_env(tls_mariadb, IAP_DB_TLS="verify", SSL_CERT_FILE=str(directory / f"{ca}.pem"))
+        result = iapctl(env, "migrate", "--sql-dir", str(SQL_DIR))
+        assert (result.returncode == 0) == trusted, (ca, result.stdout, result.stderr)
+
+
+def test_a_certificate_for_another_address_is_refused(tls_mariadb):
+    """The right CA is not enough: the certificate must name the address connected to."""
+    directory = tls_mariadb.directory
+    env = database_env(tls_mariadb, IAP_DB_TLS="verify", IAP_DB_CA_FILE=str(directory / "test-ca.pem"))
+    try:
+        make_server_certificate(directory, "test-ca", address="127.0.0.2")
+        tls_mariadb.root_sql("FLUSH SSL")
+        refused = iapctl(env, "migrate", "--sql-dir", str(SQL_DIR))
+        assert refused.returncode != 0, "iapctl took a certificate issued for 127.0.0.2 from 127.0.0.1"
+        assert "cannot connect to MariaDB" in refused.stderr, refused.stderr
+    finally:
+        make_server_certificate(directory, "test-ca")
+        tls_mariadb.root_sql("FLUSH SSL")
+    assert iapctl(env, "migrate", "--sql-dir", str(SQL_DIR)).returncode == 0
 
 
 def run_service(tls_mariadb, run_dir, name, **tls):
