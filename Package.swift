@@ -30,7 +30,7 @@ let package = Package(
 
         // Thin Swift owners of the C handles.
         .target(name: "FastCGI", dependencies: ["CFastCGI"], swiftSettings: swiftSettings),
-        .target(name: "MariaDB", dependencies: ["CMariaDB"], swiftSettings: swiftSettings),
+        .target(name: "MariaDB", dependencies: ["CMariaDB", "IAPCore"], swiftSettings: swiftSettings),
         .target(name: "Curl", dependencies: ["CCurl"], swiftSettings: swiftSettings),
 
         // The service: request -> route -> verify -> deliver -> answer.

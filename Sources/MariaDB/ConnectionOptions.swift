@@ -16,6 +16,26 @@ public struct ConnectionOptions: Sendable {
     public var readWriteTimeoutSeconds: UInt32 = 10
     /// Allow several statements in one `executeScript` call (migrations only).
     public var allowsMultipleStatements = false
+    /// Whether the session is encrypted. Default off.
+    public var tls = TLS.off
+
+    /// TLS to the server. There is no unverified mode: with TLS on, a server
+    /// whose certificate does not check out is refused.
+    public enum TLS: Sendable, Equatable {
+        case off
+        /// TLS required; the server's certificate must chain to the CAs of
+        /// `caFile` (a PEM bundle; nil: OpenSSL's default CA paths) and name the host.
+        case verify(caFile: String?)
+    }
+
+    /// What every session runs first. Sessions work in UTC (every DATETIME
+    /// column of the schema is UTC), and strictly: a value that does not fit its
+    /// column is an error, never cut short or replaced by a default (a
+    /// transaction id cut to 64 characters could name another transaction),
+    /// whatever the server's global `sql_mode` says.
+    public static let sessionSetup =
+        "SET time_zone = '+00:00', sql_mode = "
+        + "'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ZERO_IN_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'"
 
     public init(host: String, port: Int, socket: String?, user: String, password: String, database: String) {
         self.host = host

@@ -6,17 +6,18 @@ private let libraryInitialised: Bool = mysql_server_init(0, nil, nil) == 0
 
 /// One connection to MariaDB, used by one thread at a time.
 ///
-/// Every statement goes through a prepared statement that is prepared once and
-/// kept for the connection's life. A lost connection (server down, restarted,
-/// network drop) is closed and opened again on the next call, so the service
-/// recovers by itself once the server is back.
+/// Every statement goes through a prepared statement, prepared once and kept
+/// while it is among the connection's most recently used (`StatementCache`).
+/// Sessions are strict and in UTC (`ConnectionOptions.sessionSetup`). A lost
+/// connection (server down, restarted, network drop) is closed and opened again
+/// on the next call, so the service recovers by itself once the server is back.
 ///
 /// Sendable only so that it can be handed to the thread that will own it: it is
 /// never used by two threads at once.
 public final class MariaDBConnection: @unchecked Sendable {
     private let options: ConnectionOptions
     private var handle: UnsafeMutablePointer<MYSQL>?
-    private var statements: [String: PreparedStatement] = [:]
+    private let statements = StatementCache()
     private var inTransaction = false
 
     public init(options: ConnectionOptions) {
@@ -44,8 +45,14 @@ public final class MariaDBConnection: @unchecked Sendable {
         _ = CMariaDB_set_uint_option(connection, MYSQL_OPT_READ_TIMEOUT, options.readWriteTimeoutSeconds)
         _ = CMariaDB_set_uint_option(connection, MYSQL_OPT_WRITE_TIMEOUT, options.readWriteTimeoutSeconds)
         _ = CMariaDB_set_string_option(connection, MYSQL_SET_CHARSET_NAME, "utf8mb4")
-        // Sessions work in UTC: every DATETIME column of the schema is UTC.
-        _ = CMariaDB_set_string_option(connection, MYSQL_INIT_COMMAND, "SET time_zone = '+00:00'")
+        _ = CMariaDB_set_string_option(connection, MYSQL_INIT_COMMAND, ConnectionOptions.sessionSetup)
+        if case .verify(let caFile) = options.tls {
+            _ = CMariaDB_set_bool_option(connection, MYSQL_OPT_SSL_ENFORCE, 1)
+            _ = CMariaDB_set_bool_option(connection, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, 1)
+            if let caFile {
+                _ = CMariaDB_set_string_option(connection, MYSQL_OPT_SSL_CA, caFile)
+            }
+        }
         let flags = options.allowsMultipleStatements ? UInt(CLIENT_MULTI_STATEMENTS) : 0
         let socket = options.socket
         let connected = socket.withOptionalCString { socketPath in
@@ -63,10 +70,7 @@ public final class MariaDBConnection: @unchecked Sendable {
 
     /// Closes the connection and forgets its prepared statements.
     public func close() {
-        for statement in statements.values {
-            statement.close()
-        }
-        statements.removeAll()
+        statements.closeAll()
         if let handle {
             mysql_close(handle)
         }
@@ -80,8 +84,9 @@ public final class MariaDBConnection: @unchecked Sendable {
     public func execute(_ sql: String, _ parameters: [SQLValue] = []) throws(MariaDBError) -> SQLResult {
         if !inTransaction { closeIfServerHungUp() }
         try open()
+        guard let handle else { throw MariaDBError.notConnected }
         do {
-            return try preparedStatement(for: sql).execute(parameters)
+            return try statements.statement(for: sql, on: handle).execute(parameters)
         } catch {
             if error.isConnectionLost { close() }
             throw error
@@ -157,14 +162,6 @@ public final class MariaDBConnection: @unchecked Sendable {
         let error = MariaDBError.from(handle, function)
         if error.isConnectionLost { close() }
         return error
-    }
-
-    private func preparedStatement(for sql: String) throws(MariaDBError) -> PreparedStatement {
-        if let statement = statements[sql] { return statement }
-        guard let handle else { throw MariaDBError.notConnected }
-        let statement = try PreparedStatement(connection: handle, sql: sql)
-        statements[sql] = statement
-        return statement
     }
 }
 

@@ -52,6 +52,16 @@ public struct MariaDBError: Error, CustomStringConvertible, CustomDebugStringCon
             message: String(cString: mysql_stmt_error(statement)))
     }
 
+    /// ER_MAX_PREPARED_STMT_COUNT_REACHED: the server holds `max_prepared_stmt_count` statements.
+    static let tooManyPreparedStatements: UInt32 = 1461
+
+    /// A write that did not touch the rows it must: the statement's transaction
+    /// is rolled back. Client-side, so outside the server's and the library's numbers.
+    public static func unexpectedRowCount(_ function: String, expected: Int, got: UInt64) -> MariaDBError {
+        MariaDBError(
+            code: 0, sqlState: "HY000", function: function, message: "expected \(expected) rows, got \(got)")
+    }
+
     /// The connection was closed earlier (or never opened) and could not be opened.
     static let notConnected = MariaDBError(
         code: 2006, sqlState: "HY000", function: "connect", message: "not connected")

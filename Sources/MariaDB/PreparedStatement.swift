@@ -4,8 +4,8 @@ import CMariaDB
 /// Results are fetched as text, in buffers sized by the server's `max_length`.
 final class PreparedStatement {
     private let handle: UnsafeMutablePointer<MYSQL_STMT>
+    private let connection: UnsafeMutablePointer<MYSQL>
     private let parameterCount: Int
-    private let columnCount: Int
 
     init(connection: UnsafeMutablePointer<MYSQL>, sql: String) throws(MariaDBError) {
         guard let statement = mysql_stmt_init(connection) else {
@@ -19,8 +19,8 @@ final class PreparedStatement {
         }
         _ = CMariaDB_stmt_update_max_length(statement)
         handle = statement
+        self.connection = connection
         parameterCount = Int(mysql_stmt_param_count(statement))
-        columnCount = Int(mysql_stmt_field_count(statement))
     }
 
     func close() {
@@ -37,14 +37,19 @@ final class PreparedStatement {
                 throw MariaDBError.from(statement: handle, "mysql_stmt_execute")
             }
         }
-        let rows = columnCount > 0 ? try fetchRows() : []
+        // Read after executing: an INSERT ... RETURNING has no columns when
+        // prepared, and its result set must be read before the next statement.
+        let columnCount = Int(mysql_stmt_field_count(handle))
+        if columnCount > 0 {
+            return SQLResult(rows: try fetchRows(columnCount), affectedRows: 0, matchedRows: nil, insertID: 0)
+        }
         return SQLResult(
-            rows: rows,
-            affectedRows: columnCount > 0 ? 0 : mysql_stmt_affected_rows(handle),
+            rows: [], affectedRows: mysql_stmt_affected_rows(handle),
+            matchedRows: mysql_info(connection).flatMap { SQLResult.matchedRows(inInfo: String(cString: $0)) },
             insertID: mysql_stmt_insert_id(handle))
     }
 
-    private func fetchRows() throws(MariaDBError) -> [[String?]] {
+    private func fetchRows(_ columnCount: Int) throws(MariaDBError) -> [[String?]] {
         if mysql_stmt_store_result(handle) != 0 {
             throw MariaDBError.from(statement: handle, "mysql_stmt_store_result")
         }

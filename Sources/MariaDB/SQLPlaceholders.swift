@@ -1,6 +1,7 @@
 /// Placeholder lists for statements over several rows at once (`IN (...)`,
 /// multi-row `VALUES`). Each count makes a statement text of its own, prepared
-/// once per connection like any other.
+/// on each connection that runs it: callers keep to the few counts of
+/// `RowChunks`, so that the texts stay few.
 public enum SQLPlaceholders {
     /// `?, ?, ?` for `count` values.
     public static func list(_ count: Int) -> String {

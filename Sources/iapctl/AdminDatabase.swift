@@ -12,9 +12,7 @@ enum AdminDatabase {
         } catch {
             throw ValidationError(error.description)
         }
-        var options = ConnectionOptions(
-            host: configuration.host, port: configuration.port, socket: configuration.socket,
-            user: configuration.user, password: configuration.password, database: configuration.name)
+        var options = ConnectionOptions(configuration)
         options.connectTimeoutSeconds = 5
         options.allowsMultipleStatements = multipleStatements
         let connection = MariaDBConnection(options: options)

@@ -14,10 +14,16 @@ public struct DatabaseConfiguration: Equatable, Sendable {
     public var password: String
     /// `IAP_DB_NAME`, the database, default `iap`.
     public var name: String
+    /// `IAP_DB_TLS`, default `off`.
+    public var tls: DatabaseTLS
+    /// `IAP_DB_CA_FILE`: a PEM bundle of the CAs trusted for MariaDB's
+    /// certificate with `verify`; nil: the system's CAs.
+    public var caFile: String?
 
     public init(
         host: String = "127.0.0.1", port: Int = 3306, socket: String? = nil,
-        user: String = "iap", password: String = "", name: String = "iap"
+        user: String = "iap", password: String = "", name: String = "iap", tls: DatabaseTLS = .off,
+        caFile: String? = nil
     ) {
         self.host = host
         self.port = port
@@ -25,13 +31,28 @@ public struct DatabaseConfiguration: Equatable, Sendable {
         self.user = user
         self.password = password
         self.name = name
+        self.tls = tls
+        self.caFile = caFile
     }
+}
+
+/// `IAP_DB_TLS`: whether the sessions to MariaDB are encrypted. There is no
+/// mode that encrypts without checking the server: a session to a server it
+/// cannot authenticate is refused, not opened.
+public enum DatabaseTLS: String, CaseIterable, Equatable, Sendable {
+    /// No TLS: a unix socket, or a network the operator trusts.
+    case off
+    /// TLS is required, the server's certificate must chain to `IAP_DB_CA_FILE`
+    /// (or the system's CAs) and name `IAP_DB_HOST`.
+    case verify
 }
 
 extension DatabaseConfiguration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var description: String {
         let place = socket.map { "socket: \($0)" } ?? "host: \(host), port: \(port)"
-        return "DatabaseConfiguration(\(place), user: \(user), password: \(Redacted(password)), name: \(name))"
+        let tlsDescription = tls == .off ? "off" : "verify with \(caFile ?? "<system CAs>")"
+        return "DatabaseConfiguration(\(place), user: \(user), password: \(Redacted(password)), name: \(name), "
+            + "tls: \(tlsDescription))"
     }
 
     public var debugDescription: String { description }
@@ -41,7 +62,7 @@ extension DatabaseConfiguration: CustomStringConvertible, CustomDebugStringConve
             self,
             children: [
                 "host": host, "port": port, "socket": socket as Any, "user": user,
-                "password": Redacted(password).description, "name": name,
+                "password": Redacted(password).description, "name": name, "tls": tls, "caFile": caFile as Any,
             ])
     }
 }

@@ -50,10 +50,19 @@ struct TransactionStore {
             at: time) == 1
     }
 
-    /// Inserts the rows in one statement and says how many were new; a row
-    /// already there is left as it is.
+    /// Inserts the rows, one statement for up to `RowChunks.largest` of them,
+    /// and says how many were new; a row already there is left as it is.
     func insert(_ rows: [NewRow], at time: Timestamp) throws(MariaDBError) -> UInt64 {
-        guard !rows.isEmpty else { return 0 }
+        var inserted: UInt64 = 0
+        var rest = rows[...]
+        for size in RowChunks.exact(rows.count) {
+            inserted += try insertOnce(rest.prefix(size), at: time)
+            rest = rest.dropFirst(size)
+        }
+        return inserted
+    }
+
+    private func insertOnce(_ rows: ArraySlice<NewRow>, at time: Timestamp) throws(MariaDBError) -> UInt64 {
         var parameters: [SQLValue] = []
         parameters.reserveCapacity(rows.count * 13)
         for row in rows {
@@ -67,7 +76,8 @@ struct TransactionStore {
             ]
         }
         // ON DUPLICATE KEY ... no-op rather than INSERT IGNORE, which would also
-        // turn real errors (a value too long) into silent warnings.
+        // turn real errors (a value too long) into silent warnings. A row left
+        // alone counts 0 affected rows, a new one 1.
         return try connection.execute(
             """
             INSERT INTO transactions (transaction_id, original_transaction_id, order_id, user_id, product_id,
@@ -81,12 +91,15 @@ struct TransactionStore {
 
     /// Which of `transactionIDs` the table holds, read without a lock.
     func existingIDs(_ transactionIDs: [String]) throws(MariaDBError) -> Set<String> {
-        guard !transactionIDs.isEmpty else { return [] }
-        let rows = try connection.execute(
-            "SELECT transaction_id FROM transactions WHERE transaction_id IN (\(SQLPlaceholders.list(transactionIDs.count)))",
-            transactionIDs.map(SQLValue.text)
-        ).rows
-        return Set(rows.compactMap { $0[0] })
+        var existing: Set<String> = []
+        for chunk in RowChunks.padded(transactionIDs) {
+            let rows = try connection.execute(
+                "SELECT transaction_id FROM transactions WHERE transaction_id IN (\(SQLPlaceholders.list(chunk.count)))",
+                chunk.map(SQLValue.text)
+            ).rows
+            existing.formUnion(rows.compactMap { $0[0] })
+        }
+        return existing
     }
 
     /// The stored row, locked until the database transaction ends.
@@ -110,11 +123,13 @@ struct TransactionStore {
     func markRefunded(_ transaction: AppleTransaction, orderID: String?, at time: Timestamp) throws(MariaDBError) {
         try connection.execute(
             "UPDATE transactions SET state = 'refunded', cancellation_date = ? WHERE transaction_id = ?",
-            [.optional(transaction.cancellationDateMs.map(AppleDate.sqlDateTime)), .text(transaction.transactionID)])
+            [.optional(transaction.cancellationDateMs.map(AppleDate.sqlDateTime)), .text(transaction.transactionID)]
+        ).requireRows(1, "UPDATE transactions refunded")
         if let orderID {
             try connection.execute(
                 "UPDATE orders SET status = 'refunded', updated_at = ? WHERE order_id = ?",
-                [.text(time.sql), .text(orderID)])
+                [.text(time.sql), .text(orderID)]
+            ).requireRows(1, "UPDATE orders refunded")
         }
     }
 
@@ -123,15 +138,19 @@ struct TransactionStore {
         try markOrdersDelivered([orderID], at: time)
     }
 
-    /// Request orders now paid, in one statement.
+    /// Request orders now paid, one statement for up to `RowChunks.largest`.
+    /// Each must still be `created` (the caller holds its lock): one that is
+    /// not is an error, and the caller's transaction rolls back.
     func markOrdersDelivered(_ orderIDs: [String], at time: Timestamp) throws(MariaDBError) {
-        guard !orderIDs.isEmpty else { return }
-        try connection.execute(
-            """
-            UPDATE orders SET status = 'delivered', updated_at = ?
-            WHERE order_id IN (\(SQLPlaceholders.list(orderIDs.count))) AND status = 'created'
-            """,
-            [.text(time.sql)] + orderIDs.map(SQLValue.text))
+        for chunk in RowChunks.padded(orderIDs) {
+            try connection.execute(
+                """
+                UPDATE orders SET status = 'delivered', updated_at = ?
+                WHERE order_id IN (\(SQLPlaceholders.list(chunk.count))) AND status = 'created'
+                """,
+                [.text(time.sql)] + chunk.map(SQLValue.text)
+            ).requireRows(Set(chunk).count, "UPDATE orders delivered")
+        }
     }
 
     /// An order made on the spot for a paid transaction that had none (origin
@@ -145,7 +164,8 @@ struct TransactionStore {
             SELECT ?, ?, ?, COALESCE(MAX(price), 0), COALESCE(MAX(currency), 'CNY'), 'delivered', 'receipt', ?, ?
             FROM products WHERE product_id = ?
             """,
-            [.text(orderID), .text(userID), .text(productID), .text(time.sql), .text(time.sql), .text(productID)])
+            [.text(orderID), .text(userID), .text(productID), .text(time.sql), .text(time.sql), .text(productID)]
+        ).requireRows(1, "INSERT INTO orders from receipt")
     }
 
     /// An order made on delivery (origin `receipt`), priced from the catalog in memory.
@@ -156,18 +176,23 @@ struct TransactionStore {
         let price: SettingsCache.CatalogPrice
     }
 
-    /// Orders made on delivery, in one statement.
+    /// Orders made on delivery, one statement for up to `RowChunks.largest`.
     func insertReceiptOrders(_ orders: [ReceiptOrder], at time: Timestamp) throws(MariaDBError) {
-        guard !orders.isEmpty else { return }
-        let parameters = orders.flatMap { order -> [SQLValue] in
-            [.text(order.orderID), .text(order.userID), .text(order.productID), .text(order.price.price.description),
-             .text(order.price.currency), .text(time.sql), .text(time.sql)]
+        var rest = orders[...]
+        for size in RowChunks.exact(orders.count) {
+            let chunk = rest.prefix(size)
+            rest = rest.dropFirst(size)
+            let parameters = chunk.flatMap { order -> [SQLValue] in
+                [.text(order.orderID), .text(order.userID), .text(order.productID),
+                 .text(order.price.price.description), .text(order.price.currency), .text(time.sql), .text(time.sql)]
+            }
+            try connection.execute(
+                """
+                INSERT INTO orders (order_id, user_id, product_id, price, currency, created_at, updated_at, status, origin)
+                VALUES \(Array(repeating: "(?, ?, ?, ?, ?, ?, ?, 'delivered', 'receipt')", count: size).joined(separator: ", "))
+                """,
+                parameters
+            ).requireRows(size, "INSERT INTO orders on delivery")
         }
-        try connection.execute(
-            """
-            INSERT INTO orders (order_id, user_id, product_id, price, currency, created_at, updated_at, status, origin)
-            VALUES \(Array(repeating: "(?, ?, ?, ?, ?, ?, ?, 'delivered', 'receipt')", count: orders.count).joined(separator: ", "))
-            """,
-            parameters)
     }
 }

@@ -6,18 +6,30 @@ struct Database: Sendable {
     let configuration: DatabaseConfiguration
 
     func connection() -> MariaDBConnection {
-        MariaDBConnection(
-            options: ConnectionOptions(
-                host: configuration.host, port: configuration.port, socket: configuration.socket,
-                user: configuration.user, password: configuration.password, database: configuration.name))
+        MariaDBConnection(options: ConnectionOptions(configuration))
+    }
+}
+
+extension ConnectionOptions {
+    /// The options of `IAP_DB_*`, shared by the service and iapctl.
+    public init(_ configuration: DatabaseConfiguration) {
+        self.init(
+            host: configuration.host, port: configuration.port, socket: configuration.socket,
+            user: configuration.user, password: configuration.password, database: configuration.name)
+        switch configuration.tls {
+        case .off: tls = .off
+        case .verify: tls = .verify(caFile: configuration.caFile)
+        }
     }
 }
 
 extension MariaDBError {
     /// How a route answers a database failure: the database is down or busy (503,
-    /// the client retries), or our statement is wrong (500).
+    /// the client retries), or our statement is wrong (500). A server holding its
+    /// `max_prepared_stmt_count` statements (1461) is busy: they are freed as
+    /// sessions close theirs.
     var apiError: APIError {
-        let busy: Set<UInt32> = [1040, 1205, 1213, 1045, 1049]
+        let busy: Set<UInt32> = [1040, 1205, 1213, 1045, 1049, 1461]
         return isConnectionLost || busy.contains(code) || (2000..<3000).contains(code)
             ? .databaseUnavailable : .internalError
     }

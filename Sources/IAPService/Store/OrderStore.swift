@@ -23,7 +23,8 @@ struct OrderStore {
             VALUES (?, ?, ?, ?, ?, 'created', 'client', ?, ?)
             """,
             [.text(orderID), .text(userID), .text(productID), .text(price.description), .text(currency),
-             .text(time.sql), .text(time.sql)])
+             .text(time.sql), .text(time.sql)]
+        ).requireRows(1, "INSERT INTO orders")
     }
 
     /// The order a verify request names, with what binding needs.
@@ -40,18 +41,19 @@ struct OrderStore {
     /// The orders that verifications of one batch name, locked until the
     /// database transaction ends, by id.
     func ordersLockingForUpdate(_ orderIDs: [String]) throws(MariaDBError) -> [String: RequestOrder] {
-        guard !orderIDs.isEmpty else { return [:] }
-        let rows = try connection.execute(
-            """
-            SELECT order_id, user_id, product_id, status FROM orders
-            WHERE order_id IN (\(SQLPlaceholders.list(orderIDs.count))) FOR UPDATE
-            """,
-            orderIDs.map(SQLValue.text)
-        ).rows
         var orders: [String: RequestOrder] = [:]
-        for row in rows {
-            guard let orderID = row[0], let userID = row[1], let productID = row[2], let status = row[3] else { continue }
-            orders[orderID] = RequestOrder(orderID: orderID, userID: userID, productID: productID, status: status)
+        for chunk in RowChunks.padded(orderIDs) {
+            let rows = try connection.execute(
+                """
+                SELECT order_id, user_id, product_id, status FROM orders
+                WHERE order_id IN (\(SQLPlaceholders.list(chunk.count))) FOR UPDATE
+                """,
+                chunk.map(SQLValue.text)
+            ).rows
+            for row in rows {
+                guard let orderID = row[0], let userID = row[1], let productID = row[2], let status = row[3] else { continue }
+                orders[orderID] = RequestOrder(orderID: orderID, userID: userID, productID: productID, status: status)
+            }
         }
         return orders
     }

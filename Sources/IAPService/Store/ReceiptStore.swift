@@ -13,52 +13,62 @@ struct ReceiptStore {
         let receivedAt: Timestamp
     }
 
-    /// How the server numbers the rows of one multi-row INSERT.
-    struct Numbering {
-        /// `innodb_autoinc_lock_mode` 0 or 1 (the default): the rows of one
-        /// statement get consecutive ids. With 2 they may interleave with other
-        /// statements', and each receipt needs a statement of its own.
-        let isConsecutive: Bool
-        /// `auto_increment_increment`: the step between consecutive ids.
-        let increment: UInt64
-
-        /// Before the server was asked: a statement per receipt.
-        static let unknown = Numbering(isConsecutive: false, increment: 1)
-    }
-
-    /// Reads the server's numbering of AUTO_INCREMENT rows.
-    func numbering() throws(MariaDBError) -> Numbering {
-        let row = try connection.execute("SELECT @@innodb_autoinc_lock_mode, @@auto_increment_increment").first
-        let mode = row?[0].flatMap { Int($0) } ?? 2
-        return Numbering(isConsecutive: mode < 2, increment: row?[1].flatMap { UInt64($0) } ?? 1)
-    }
-
     /// Step 1 of verifications: the receipts are on record before Apple is
-    /// called, with what each request said of its receipt. In one statement
-    /// (one commit) when `numbering` lets the ids be known; their ids, in order.
-    func record(_ receipts: [NewReceipt], numbering: Numbering) throws(MariaDBError) -> [UInt64] {
-        guard numbering.isConsecutive || receipts.count == 1 else {
+    /// called, with what each request said of its receipt; their ids, in order.
+    /// Several go in one database transaction (one commit), in statements of
+    /// `RowChunks` sizes. The ids are the ones the database returns: computing
+    /// them from the first insert id and the server's `auto_increment_increment`
+    /// breaks when a failover or a Galera membership change alters the numbering.
+    func record(_ receipts: [NewReceipt]) throws -> [UInt64] {
+        guard receipts.count > 1 else { return try insert(receipts) }
+        return try connection.transaction {
             var ids: [UInt64] = []
-            for receipt in receipts {
-                ids += try record([receipt], numbering: numbering)
+            var rest = receipts[...]
+            for size in RowChunks.exact(receipts.count) {
+                ids += try insert(Array(rest.prefix(size)))
+                rest = rest.dropFirst(size)
             }
             return ids
         }
-        let parameters = receipts.flatMap { receipt -> [SQLValue] in
-            let request = receipt.request
-            return [.text(request.receipt.sha256Hex), .text(request.receipt.base64), .optional(request.orderID),
-                    .optional(request.transactionID), .optional(request.appVersion), .text(receipt.userID),
-                    .optional(receipt.clientAddress.map { String($0.prefix(45)) }), .text(receipt.receivedAt.sql)]
+    }
+
+    /// One INSERT of `receipts`, each given back the id of its own row. Rows
+    /// come back with every column the receipt sets but its bytes (the SHA-256
+    /// stands for them) and its time, and each receipt takes a row equal to it:
+    /// rows that are equal are interchangeable, so no order of the returned
+    /// rows is assumed.
+    private func insert(_ receipts: [NewReceipt]) throws(MariaDBError) -> [UInt64] {
+        let returned = receipts.map(Self.returnedColumns)
+        let parameters = zip(receipts, returned).flatMap { receipt, columns -> [SQLValue] in
+            columns.map(SQLValue.optional) + [.text(receipt.request.receipt.base64), .text(receipt.receivedAt.sql)]
         }
-        let first = try connection.execute(
+        let rows = try connection.execute(
             """
-            INSERT INTO receipts (sha256, receipt_data, order_id, transaction_id, app_version, user_id, client_ip,
+            INSERT INTO receipts (sha256, order_id, transaction_id, app_version, user_id, client_ip, receipt_data,
               received_at)
             VALUES \(SQLPlaceholders.rows(receipts.count, columns: 8))
+            RETURNING receipt_id, sha256, order_id, transaction_id, app_version, user_id, client_ip
             """,
             parameters
-        ).insertID
-        return (0..<UInt64(receipts.count)).map { first + $0 * numbering.increment }
+        ).rows
+        var idsByColumns: [[String?]: [UInt64]] = [:]
+        for row in rows {
+            guard let id = row[0].flatMap({ UInt64($0) }) else { continue }
+            idsByColumns[Array(row.dropFirst()), default: []].append(id)
+        }
+        let ids = returned.compactMap { idsByColumns[$0]?.popLast() }
+        guard rows.count == receipts.count, ids.count == receipts.count else {
+            throw MariaDBError.unexpectedRowCount(
+                "INSERT INTO receipts RETURNING", expected: receipts.count, got: UInt64(ids.count))
+        }
+        return ids
+    }
+
+    /// The columns of a receipt's row that RETURNING gives back, in its order.
+    private static func returnedColumns(_ receipt: NewReceipt) -> [String?] {
+        let request = receipt.request
+        return [request.receipt.sha256Hex, request.orderID, request.transactionID, request.appVersion, receipt.userID,
+                receipt.clientAddress.map { String($0.prefix(45)) }]
     }
 
     /// Apple's answer to the first completed verification of these exact
@@ -89,9 +99,18 @@ struct ReceiptStore {
         let completed: Bool
     }
 
-    /// Stores Apple's last answer to each receipt row, in one statement.
+    /// Stores Apple's last answer to each receipt row: one statement for up to
+    /// `RowChunks.largest` rows. Each row must be there: a receipt id that
+    /// matches no row is an error, and the caller's transaction rolls back.
     func recordAppleAnswers(_ records: [AppleAnswerRecord], at time: Timestamp) throws(MariaDBError) {
-        guard !records.isEmpty else { return }
+        for chunk in RowChunks.padded(records) {
+            try recordAppleAnswersOnce(chunk, at: time)
+        }
+    }
+
+    /// One UPDATE; a record repeated (`RowChunks.padded`) names its row twice,
+    /// which the CASE and the IN list take as once.
+    private func recordAppleAnswersOnce(_ records: [AppleAnswerRecord], at time: Timestamp) throws(MariaDBError) {
         let cases = Array(repeating: "WHEN ? THEN ?", count: records.count).joined(separator: " ")
         var parameters: [SQLValue] = []
         parameters.reserveCapacity(records.count * 9)
@@ -113,6 +132,7 @@ struct ReceiptStore {
               verified_at = CASE receipt_id \(cases) END
             WHERE receipt_id IN (\(SQLPlaceholders.list(records.count)))
             """,
-            parameters)
+            parameters
+        ).requireRows(Set(records.map(\.receiptID)).count, "UPDATE receipts")
     }
 }

@@ -29,10 +29,8 @@ final class ReceiptRecorder: Sendable {
     func start(database: Database) {
         startThread { [self] in
             let store = ReceiptStore(connection: WorkerContext(database: database).connection)
-            var numbering: ReceiptStore.Numbering?
             while let batch = queue.pop(upTo: Self.batchLimit) {
-                if numbering == nil { numbering = try? store.numbering() }
-                record(batch, store: store, numbering: numbering ?? .unknown)
+                record(batch, store: store)
             }
         }
     }
@@ -42,14 +40,14 @@ final class ReceiptRecorder: Sendable {
         queue.push(Job(receipt: receipt, responder: responder))
     }
 
-    private func record(_ batch: [Job], store: ReceiptStore, numbering: ReceiptStore.Numbering) {
+    private func record(_ batch: [Job], store: ReceiptStore) {
         let receiptIDs: [UInt64?]
         do {
-            receiptIDs = try store.record(batch.map(\.receipt), numbering: numbering)
+            receiptIDs = try store.record(batch.map(\.receipt))
         } catch {
             Log.event("verify: receipt not recorded: \(error)")
             // One row the database refuses must not fail the others: each alone.
-            receiptIDs = batch.count == 1 ? [nil] : batch.map { try? store.record([$0.receipt], numbering: .unknown).first }
+            receiptIDs = batch.count == 1 ? [nil] : batch.map { try? store.record([$0.receipt]).first }
         }
         for (job, receiptID) in zip(batch, receiptIDs) {
             let request = job.receipt.request
