@@ -8,6 +8,9 @@ import CCurl
 public final class CurlTransfer {
     let handle: UnsafeMutableRawPointer
     private var headers: UnsafeMutablePointer<curl_slist>?
+    /// The request's body, and how much of it libcurl has read.
+    private var requestBody: [UInt8] = []
+    private var requestBodySent = 0
     /// The answer's body; filled while the transfer runs.
     public private(set) var responseBody: [UInt8] = []
     /// Bodies longer than this are refused (the transfer fails).
@@ -69,6 +72,24 @@ public final class CurlTransfer {
         try CurlError.check(
             CCurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, Unmanaged.passUnretained(self).toOpaque()),
             "CURLOPT_WRITEDATA")
+        // The body goes through a read callback, not CURLOPT_POSTFIELDS, so that
+        // libcurl must rewind it to send a request again, and it may not: every
+        // request that reaches Apple is one the retry policy counted (shim.h).
+        try CurlError.check(
+            CCurl_easy_setopt_read_function(handle) { buffer, size, count, context in
+                let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
+                let length = min(size * count, transfer.requestBody.count - transfer.requestBodySent)
+                transfer.requestBody.withUnsafeBytes { body in
+                    UnsafeMutableRawPointer(buffer!).copyMemory(
+                        from: body.baseAddress! + transfer.requestBodySent, byteCount: length)
+                }
+                transfer.requestBodySent += length
+                return length
+            }, "CURLOPT_READFUNCTION")
+        try CurlError.check(
+            CCurl_easy_setopt_pointer(handle, CURLOPT_READDATA, Unmanaged.passUnretained(self).toOpaque()),
+            "CURLOPT_READDATA")
+        try CurlError.check(CCurl_easy_setopt_refuse_rewind(handle), "CURLOPT_SEEKFUNCTION")
     }
 
     /// Sets up the next POST. `caFile` nil means the system CA bundle.
@@ -82,13 +103,13 @@ public final class CurlTransfer {
         }
         try set(CURLOPT_CONNECTTIMEOUT_MS, connectTimeoutMs)
         try set(CURLOPT_TIMEOUT_MS, totalTimeoutMs)
-        try set(CURLOPT_POSTFIELDSIZE, body.count)
-        try body.withUnsafeBufferPointer { buffer throws(CurlError) in
-            // COPYPOSTFIELDS copies: the body need not outlive this call.
-            try CurlError.check(
-                CCurl_easy_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: buffer.baseAddress)),
-                "CURLOPT_COPYPOSTFIELDS")
-        }
+        // The size is known: no chunked encoding, and with "Expect:" empty no
+        // 100-continue round trip.
+        requestBody = body
+        requestBodySent = 0
+        try CurlError.check(
+            CCurl_easy_setopt_off_t(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)),
+            "CURLOPT_POSTFIELDSIZE_LARGE")
     }
 
     /// Reads how a finished transfer ended from curl's result code.

@@ -6,12 +6,13 @@ struct AppleEndpoints: Sendable {
     let sandboxURL: String
     /// nil: the system CA bundle.
     let caFile: String?
+    /// The budget of one receipt's whole conversation with Apple (`AppleRetryPolicy`).
     let timeoutMs: Int
     /// Sent as `password`; never logged.
     let sharedSecret: String?
     /// Calls under way at once; more wait their turn.
     let maxCalls: Int
-    let retryPolicy = AppleRetryPolicy()
+    let retryPolicy: AppleRetryPolicy
 
     init(_ configuration: ServiceConfiguration) {
         productionURL = configuration.productionURL
@@ -20,10 +21,11 @@ struct AppleEndpoints: Sendable {
         timeoutMs = configuration.appleTimeoutMs
         sharedSecret = configuration.sharedSecret
         maxCalls = configuration.appleMaxCalls
+        retryPolicy = AppleRetryPolicy(budgetMs: configuration.appleTimeoutMs)
     }
 
-    /// A connection must be made within this (or the total timeout, if shorter).
-    var connectTimeoutMs: Int { min(timeoutMs, 5000) }
+    /// A connection must be made within 5 s, or the call's timeout if shorter.
+    func connectTimeoutMs(within callTimeoutMs: Int) -> Int { min(callTimeoutMs, 5000) }
 
     func url(for environment: AppleEnvironment) -> String {
         environment == .production ? productionURL : sandboxURL
