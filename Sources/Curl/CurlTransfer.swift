@@ -79,6 +79,7 @@ public final class CurlTransfer {
             CCurl_easy_setopt_read_function(handle) { buffer, size, count, context in
                 let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
                 let length = min(size * count, transfer.requestBody.count - transfer.requestBodySent)
+                guard length > 0 else { return 0 }
                 transfer.requestBody.withUnsafeBytes { body in
                     UnsafeMutableRawPointer(buffer!).copyMemory(
                         from: body.baseAddress! + transfer.requestBodySent, byteCount: length)

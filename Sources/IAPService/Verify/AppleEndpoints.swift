@@ -6,19 +6,17 @@ struct AppleEndpoints: Sendable {
     let sandboxURL: String
     /// nil: the system CA bundle.
     let caFile: String?
-    /// The budget of one receipt's whole conversation with Apple (`AppleRetryPolicy`).
-    let timeoutMs: Int
     /// Sent as `password`; never logged.
     let sharedSecret: String?
     /// Calls under way at once; more wait their turn.
     let maxCalls: Int
+    /// Its budget is `IAP_APPLE_TIMEOUT_MS`: one receipt's whole conversation with Apple.
     let retryPolicy: AppleRetryPolicy
 
     init(_ configuration: ServiceConfiguration) {
         productionURL = configuration.productionURL
         sandboxURL = configuration.sandboxURL
         caFile = configuration.caFile
-        timeoutMs = configuration.appleTimeoutMs
         sharedSecret = configuration.sharedSecret
         maxCalls = configuration.appleMaxCalls
         retryPolicy = AppleRetryPolicy(budgetMs: configuration.appleTimeoutMs)
