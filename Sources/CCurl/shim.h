@@ -7,7 +7,7 @@
 #include <sys/epoll.h>
 
 typedef size_t (*CCurl_write_callback)(char *data, size_t size, size_t count, void *context);
-typedef size_t (*CCurl_read_callback)(char *buffer, size_t size, size_t count, void *context);
+typedef int (*CCurl_prereq_callback)(void *context, char *remoteIP, char *localIP, int remotePort, int localPort);
 
 static inline CURLcode CCurl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
     return curl_easy_setopt(handle, option, value);
@@ -29,32 +29,8 @@ static inline CURLcode CCurl_easy_setopt_write_function(CURL *handle, CCurl_writ
     return curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, callback);
 }
 
-static inline CURLcode CCurl_easy_setopt_off_t(CURL *handle, CURLoption option, curl_off_t value) {
-    return curl_easy_setopt(handle, option, value);
-}
-
-static inline CURLcode CCurl_easy_setopt_read_function(CURL *handle, CCurl_read_callback callback) {
-    return curl_easy_setopt(handle, CURLOPT_READFUNCTION, callback);
-}
-
-/// libcurl sends a request again, by itself, when the kept-alive connection it
-/// reused closes before any byte of the answer (up to 5 times per transfer,
-/// each on the next connection of its pool): calls to Apple that the retry
-/// policy never counted. It must rewind the request body to do so (lib/
-/// transfer.c Curl_retry_request sets rewindbeforesend once body bytes were
-/// written; lib/multi.c readrewind calls the seek callback). Refusing every
-/// rewind makes the transfer fail with CURLE_SEND_FAIL_REWIND instead, and the
-/// retry policy decides. A body that was never written is not rewound: a
-/// request that did not leave cannot have reached Apple, and may go again.
-static inline int CCurl_refuse_rewind(void *context, curl_off_t offset, int origin) {
-    (void)context;
-    (void)offset;
-    (void)origin;
-    return CURL_SEEKFUNC_FAIL;
-}
-
-static inline CURLcode CCurl_easy_setopt_refuse_rewind(CURL *handle) {
-    return curl_easy_setopt(handle, CURLOPT_SEEKFUNCTION, CCurl_refuse_rewind);
+static inline CURLcode CCurl_easy_setopt_prereq_function(CURL *handle, CCurl_prereq_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_PREREQFUNCTION, callback);
 }
 
 static inline CURLcode CCurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {

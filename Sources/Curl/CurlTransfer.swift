@@ -8,9 +8,8 @@ import CCurl
 public final class CurlTransfer {
     let handle: UnsafeMutableRawPointer
     private var headers: UnsafeMutablePointer<curl_slist>?
-    /// The request's body, and how much of it libcurl has read.
-    private var requestBody: [UInt8] = []
-    private var requestBodySent = 0
+    /// Requests this transfer has begun to send (see `configureOnce`).
+    private var requestsBegun = 0
     /// The answer's body; filled while the transfer runs.
     public private(set) var responseBody: [UInt8] = []
     /// Bodies longer than this are refused (the transfer fails).
@@ -72,25 +71,25 @@ public final class CurlTransfer {
         try CurlError.check(
             CCurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, Unmanaged.passUnretained(self).toOpaque()),
             "CURLOPT_WRITEDATA")
-        // The body goes through a read callback, not CURLOPT_POSTFIELDS, so that
-        // libcurl must rewind it to send a request again, and it may not: every
-        // request that reaches Apple is one the retry policy counted (shim.h).
+        // One request per transfer. When a kept-alive connection it reused
+        // closes before any byte of the answer, libcurl sends the request
+        // again by itself on another connection, up to 5 times per transfer
+        // (lib/transfer.c Curl_retry_request, libcurl 7.88): calls to Apple the
+        // retry policy never counted. Each attempt passes the pre-request
+        // callback first (lib/multi.c, MSTATE_DO, after the connection is made
+        // or reused and before anything is sent): refusing all but the first
+        // ends the transfer with CURLE_ABORTED_BY_CALLBACK, and the policy
+        // decides whether to call again. (Redirects, authentication and
+        // 100-continue, which also send again, are all off.)
         try CurlError.check(
-            CCurl_easy_setopt_read_function(handle) { buffer, size, count, context in
+            CCurl_easy_setopt_prereq_function(handle) { context, _, _, _, _ in
                 let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
-                let length = min(size * count, transfer.requestBody.count - transfer.requestBodySent)
-                guard length > 0 else { return 0 }
-                transfer.requestBody.withUnsafeBytes { body in
-                    UnsafeMutableRawPointer(buffer!).copyMemory(
-                        from: body.baseAddress! + transfer.requestBodySent, byteCount: length)
-                }
-                transfer.requestBodySent += length
-                return length
-            }, "CURLOPT_READFUNCTION")
+                transfer.requestsBegun += 1
+                return transfer.requestsBegun == 1 ? CURL_PREREQFUNC_OK : CURL_PREREQFUNC_ABORT
+            }, "CURLOPT_PREREQFUNCTION")
         try CurlError.check(
-            CCurl_easy_setopt_pointer(handle, CURLOPT_READDATA, Unmanaged.passUnretained(self).toOpaque()),
-            "CURLOPT_READDATA")
-        try CurlError.check(CCurl_easy_setopt_refuse_rewind(handle), "CURLOPT_SEEKFUNCTION")
+            CCurl_easy_setopt_pointer(handle, CURLOPT_PREREQDATA, Unmanaged.passUnretained(self).toOpaque()),
+            "CURLOPT_PREREQDATA")
     }
 
     /// Sets up the next POST. `caFile` nil means the system CA bundle.
@@ -98,19 +97,20 @@ public final class CurlTransfer {
         url: String, body: [UInt8], caFile: String?, connectTimeoutMs: Int, totalTimeoutMs: Int
     ) throws(CurlError) {
         responseBody.removeAll(keepingCapacity: true)
+        requestsBegun = 0
         try CurlError.check(CCurl_easy_setopt_string(handle, CURLOPT_URL, url), "CURLOPT_URL")
         if let caFile {
             try CurlError.check(CCurl_easy_setopt_string(handle, CURLOPT_CAINFO, caFile), "CURLOPT_CAINFO")
         }
         try set(CURLOPT_CONNECTTIMEOUT_MS, connectTimeoutMs)
         try set(CURLOPT_TIMEOUT_MS, totalTimeoutMs)
-        // The size is known: no chunked encoding, and with "Expect:" empty no
-        // 100-continue round trip.
-        requestBody = body
-        requestBodySent = 0
-        try CurlError.check(
-            CCurl_easy_setopt_off_t(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)),
-            "CURLOPT_POSTFIELDSIZE_LARGE")
+        try set(CURLOPT_POSTFIELDSIZE, body.count)
+        try body.withUnsafeBufferPointer { buffer throws(CurlError) in
+            // COPYPOSTFIELDS copies: the body need not outlive this call.
+            try CurlError.check(
+                CCurl_easy_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: buffer.baseAddress)),
+                "CURLOPT_COPYPOSTFIELDS")
+        }
     }
 
     /// Reads how a finished transfer ended from curl's result code.
