@@ -7,6 +7,7 @@
 #include <sys/epoll.h>
 
 typedef size_t (*CCurl_write_callback)(char *data, size_t size, size_t count, void *context);
+typedef int (*CCurl_prereq_callback)(void *context, char *remoteIP, char *localIP, int remotePort, int localPort);
 
 static inline CURLcode CCurl_easy_setopt_long(CURL *handle, CURLoption option, long value) {
     return curl_easy_setopt(handle, option, value);
@@ -26,6 +27,10 @@ static inline CURLcode CCurl_easy_setopt_slist(CURL *handle, CURLoption option, 
 
 static inline CURLcode CCurl_easy_setopt_write_function(CURL *handle, CCurl_write_callback callback) {
     return curl_easy_setopt(handle, CURLOPT_WRITEFUNCTION, callback);
+}
+
+static inline CURLcode CCurl_easy_setopt_prereq_function(CURL *handle, CCurl_prereq_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_PREREQFUNCTION, callback);
 }
 
 static inline CURLcode CCurl_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {

@@ -8,6 +8,8 @@ import CCurl
 public final class CurlTransfer {
     let handle: UnsafeMutableRawPointer
     private var headers: UnsafeMutablePointer<curl_slist>?
+    /// Requests this transfer has begun to send (see `configureOnce`).
+    private var requestsBegun = 0
     /// The answer's body; filled while the transfer runs.
     public private(set) var responseBody: [UInt8] = []
     /// Bodies longer than this are refused (the transfer fails).
@@ -69,6 +71,25 @@ public final class CurlTransfer {
         try CurlError.check(
             CCurl_easy_setopt_pointer(handle, CURLOPT_WRITEDATA, Unmanaged.passUnretained(self).toOpaque()),
             "CURLOPT_WRITEDATA")
+        // One request per transfer. When a kept-alive connection it reused
+        // closes before any byte of the answer, libcurl sends the request
+        // again by itself on another connection, up to 5 times per transfer
+        // (lib/transfer.c Curl_retry_request, libcurl 7.88): calls to Apple the
+        // retry policy never counted. Each attempt passes the pre-request
+        // callback first (lib/multi.c, MSTATE_DO, after the connection is made
+        // or reused and before anything is sent): refusing all but the first
+        // ends the transfer with CURLE_ABORTED_BY_CALLBACK, and the policy
+        // decides whether to call again. (Redirects, authentication and
+        // 100-continue, which also send again, are all off.)
+        try CurlError.check(
+            CCurl_easy_setopt_prereq_function(handle) { context, _, _, _, _ in
+                let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
+                transfer.requestsBegun += 1
+                return transfer.requestsBegun == 1 ? CURL_PREREQFUNC_OK : CURL_PREREQFUNC_ABORT
+            }, "CURLOPT_PREREQFUNCTION")
+        try CurlError.check(
+            CCurl_easy_setopt_pointer(handle, CURLOPT_PREREQDATA, Unmanaged.passUnretained(self).toOpaque()),
+            "CURLOPT_PREREQDATA")
     }
 
     /// Sets up the next POST. `caFile` nil means the system CA bundle.
@@ -76,6 +97,7 @@ public final class CurlTransfer {
         url: String, body: [UInt8], caFile: String?, connectTimeoutMs: Int, totalTimeoutMs: Int
     ) throws(CurlError) {
         responseBody.removeAll(keepingCapacity: true)
+        requestsBegun = 0
         try CurlError.check(CCurl_easy_setopt_string(handle, CURLOPT_URL, url), "CURLOPT_URL")
         if let caFile {
             try CurlError.check(CCurl_easy_setopt_string(handle, CURLOPT_CAINFO, caFile), "CURLOPT_CAINFO")

@@ -14,15 +14,18 @@ final class AppleCallSequenceTests: XCTestCase {
     private static let production0 = Call(environment: .production, afterMs: 0)
     private static let sandbox0 = Call(environment: .sandbox, afterMs: 0)
 
-    /// Drives a sequence with scripted results, one per call asked for; fails
-    /// when the sequence asks for more calls than the script has, or fewer.
+    /// Drives a sequence with scripted results, one per call asked for, each
+    /// taking `callMs` on a simulated clock that starts at 1000; fails when the
+    /// sequence asks for more calls than the script has, or fewer. `jitter` 1:
+    /// every wait is its ceiling.
     private func run(
-        _ script: [AppleCallResult], policy: AppleRetryPolicy = AppleRetryPolicy(),
-        file: StaticString = #filePath, line: UInt = #line
+        _ script: [AppleCallResult], policy: AppleRetryPolicy = AppleRetryPolicy(), jitter: Double = 1,
+        callMs: Int = 0, file: StaticString = #filePath, line: UInt = #line
     ) -> (calls: [Call], verdict: AppleVerdict?, sequence: AppleCallSequence) {
-        var sequence = AppleCallSequence(policy: policy)
+        var sequence = AppleCallSequence(policy: policy, jitter: { jitter })
         var calls: [Call] = []
-        var step = sequence.start()
+        var now = 1000
+        var step = sequence.start(atMs: now)
         var remaining = script[...]
         while case .call(let environment, let afterMs) = step {
             calls.append(Call(environment: environment, afterMs: afterMs))
@@ -30,7 +33,8 @@ final class AppleCallSequenceTests: XCTestCase {
                 XCTFail("asked for call \(calls.count), the script has \(script.count)", file: file, line: line)
                 return (calls, nil, sequence)
             }
-            step = sequence.next(after: result)
+            now += afterMs + callMs
+            step = sequence.next(after: result, atMs: now)
         }
         XCTAssertTrue(remaining.isEmpty, "finished with \(remaining.count) scripted results unused", file: file, line: line)
         guard case .finished(let verdict) = step else { return (calls, nil, sequence) }
@@ -123,7 +127,7 @@ final class AppleCallSequenceTests: XCTestCase {
         let run = run([
             .transportFailure(.timeout), .transportFailure(.timeout), status(21007),
             .transportFailure(.timeout), .transportFailure(.timeout), status(21008),
-        ])
+        ], jitter: 0)  // the shortest waits: both environments' retries fit in the budget
 
         XCTAssertEqual(run.calls.map(\.environment), [.production, .production, .production, .sandbox, .sandbox, .sandbox])
         XCTAssertEqual(run.verdict, .unavailable(appleStatus: 21008))
@@ -134,7 +138,7 @@ final class AppleCallSequenceTests: XCTestCase {
     func testServerUnavailableThreeTimesIsThreeCallsThenUnavailable() {
         let run = run([status(21005), status(21005), status(21005)])
 
-        XCTAssertEqual(run.calls.map(\.afterMs), [0, 100, 300])
+        XCTAssertEqual(run.calls.map(\.afterMs), [0, 1875, 5625])
         XCTAssertEqual(Set(run.calls.map(\.environment)), [.production])
         XCTAssertEqual(run.verdict, .unavailable(appleStatus: 21005))
     }
@@ -153,24 +157,26 @@ final class AppleCallSequenceTests: XCTestCase {
         XCTAssertEqual(run.verdict, .unavailable(appleStatus: 21009))
     }
 
-    func testMalformedDataIsRetriedThenInvalid() {
+    /// A passing fault of Apple's answers 21002 as a malformed receipt does:
+    /// one that lasts past the retries leaves the receipt unjudged.
+    func testMalformedDataIsRetriedThenUnavailable() {
         let run = run([status(21002), status(21002), status(21002)])
 
         XCTAssertEqual(run.calls.count, 3)
-        XCTAssertEqual(run.verdict, .invalid(appleStatus: 21002))
+        XCTAssertEqual(run.verdict, .unavailable(appleStatus: 21002))
     }
 
     func testMalformedDataOnceIsAPassingFault() {
         let run = run([status(21002), answer(validProduction)])
 
-        XCTAssertEqual(run.calls.map(\.afterMs), [0, 100])
+        XCTAssertEqual(run.calls.map(\.afterMs), [0, 1875])
         XCTAssertTrue(isValid(run.verdict, in: .production))
     }
 
     func testRetriesInTheSandboxAfterASwitch() {
         let run = run([status(21007), status(21005), answer(validSandbox)])
 
-        XCTAssertEqual(run.calls, [Self.production0, Self.sandbox0, Call(environment: .sandbox, afterMs: 100)])
+        XCTAssertEqual(run.calls, [Self.production0, Self.sandbox0, Call(environment: .sandbox, afterMs: 1875)])
         XCTAssertTrue(isValid(run.verdict, in: .sandbox))
     }
 
@@ -236,7 +242,7 @@ final class AppleCallSequenceTests: XCTestCase {
     func testTimeoutThenSuccess() {
         let run = run([.transportFailure(.timeout), answer(validProduction)])
 
-        XCTAssertEqual(run.calls, [Self.production0, Call(environment: .production, afterMs: 100)])
+        XCTAssertEqual(run.calls, [Self.production0, Call(environment: .production, afterMs: 1875)])
         XCTAssertTrue(isValid(run.verdict, in: .production))
     }
 
@@ -274,11 +280,11 @@ final class AppleCallSequenceTests: XCTestCase {
         var generator = SplitMix64(seed: 2014)
         for _ in 0..<2000 {
             var sequence = AppleCallSequence()
-            var step = sequence.start()
+            var step = sequence.start(atMs: 0)
             var environments: [AppleEnvironment] = []
             while case .call(let environment, _) = step {
                 environments.append(environment)
-                step = sequence.next(after: results[Int(generator.next() % UInt64(results.count))])
+                step = sequence.next(after: results[Int(generator.next() % UInt64(results.count))], atMs: 0)
             }
             XCTAssertLessThanOrEqual(sequence.callCount, 6)
             XCTAssertEqual(sequence.callCount, environments.count)
@@ -290,26 +296,27 @@ final class AppleCallSequenceTests: XCTestCase {
 
     func testAFinishedSequenceKeepsItsVerdict() {
         var sequence = AppleCallSequence()
-        _ = sequence.start()
-        XCTAssertEqual(sequence.next(after: status(21003)), .finished(.invalid(appleStatus: 21003)))
-        XCTAssertEqual(sequence.next(after: answer(validProduction)), .finished(.invalid(appleStatus: 21003)))
+        _ = sequence.start(atMs: 0)
+        XCTAssertEqual(sequence.next(after: status(21003), atMs: 5), .finished(.invalid(appleStatus: 21003)))
+        XCTAssertEqual(sequence.next(after: answer(validProduction), atMs: 9), .finished(.invalid(appleStatus: 21003)))
         XCTAssertEqual(sequence.callCount, 1)
     }
 
     func testStartBeginsAgain() {
         var sequence = AppleCallSequence()
-        _ = sequence.start()
-        _ = sequence.next(after: status(21007))
-        XCTAssertEqual(sequence.start(), .call(.production, afterMs: 0))
+        _ = sequence.start(atMs: 0)
+        _ = sequence.next(after: status(21007), atMs: 10)
+        XCTAssertEqual(sequence.start(atMs: 20_000), .call(.production, afterMs: 0))
+        XCTAssertEqual(sequence.timeLeftMs(atMs: 20_000), 15_000)
         XCTAssertEqual(sequence.callCount, 1)
         XCTAssertNil(sequence.lastAppleStatus)
         XCTAssertEqual(sequence.environment, .production)
     }
 
     func testFollowsAnotherPolicy() {
-        let policy = AppleRetryPolicy(maxAttemptsPerEnvironment: 2, maxEnvironmentSwitches: 1, firstBackoffMs: 50, backoffFactor: 2)
+        let policy = AppleRetryPolicy(budgetMs: 800, maxAttemptsPerEnvironment: 2, maxEnvironmentSwitches: 1)
         let run = run([status(21005), status(21005)], policy: policy)
-        XCTAssertEqual(run.calls.map(\.afterMs), [0, 50])
+        XCTAssertEqual(run.calls.map(\.afterMs), [0, 100])
         XCTAssertEqual(run.verdict, .unavailable(appleStatus: 21005))
 
         let switching = self.run([status(21007), status(21008)], policy: policy)
@@ -317,11 +324,58 @@ final class AppleCallSequenceTests: XCTestCase {
         XCTAssertEqual(switching.verdict, .unavailable(appleStatus: 21008))
     }
 
-    func testBackoffGrowsAndIsCapped() {
-        let policy = AppleRetryPolicy()
-        XCTAssertEqual((1...5).map(policy.backoffMs(afterAttempt:)), [100, 300, 900, 2000, 2000])
-        XCTAssertEqual(policy.backoffMs(afterAttempt: 0), 100)
-        XCTAssertEqual(policy.backoffMs(afterAttempt: 1000), 2000)
+    // MARK: - The budget
+
+    func testBackoffGrowsWithinItsJitteredRangeAndIsCappedByTheBudget() {
+        let policy = AppleRetryPolicy(budgetMs: 15_000)
+        XCTAssertEqual((1...4).map { policy.backoffMs(afterAttempt: $0, jitter: 1) }, [1875, 5625, 15_000, 15_000])
+        XCTAssertEqual((1...2).map { policy.backoffMs(afterAttempt: $0, jitter: 0) }, [937, 2812])
+        XCTAssertEqual(policy.backoffMs(afterAttempt: 1, jitter: 0.5), 1406)
+        XCTAssertEqual(policy.backoffMs(afterAttempt: 0, jitter: 1), 1875)
+        XCTAssertEqual(policy.backoffMs(afterAttempt: 1, jitter: 7), 1875, "jitter past 1 is 1")
+        let tests = AppleRetryPolicy(budgetMs: 2000)
+        XCTAssertEqual((1...2).map { tests.backoffMs(afterAttempt: $0, jitter: 0) }, [125, 375])
+        XCTAssertEqual((1...2).map { tests.backoffMs(afterAttempt: $0, jitter: 1) }, [250, 750])
+        XCTAssertEqual(tests.minimumCallMs, 500)
+    }
+
+    /// Fast failures: the three calls spread over a quarter to a half of the
+    /// budget, whatever the jitter, so a fault shorter than that is outlived.
+    func testFastFailuresSpreadTheirCallsOverTheBudget() {
+        for jitter in [0.0, 0.5, 1.0] {
+            let run = run([status(21005), status(21005), status(21005)], policy: AppleRetryPolicy(budgetMs: 2000),
+                          jitter: jitter, callMs: 5)
+            let thirdCallStartsAt = run.calls.map(\.afterMs).reduce(0, +) + 2 * 5
+            XCTAssertEqual(run.calls.count, 3, "jitter \(jitter)")
+            XCTAssertGreaterThanOrEqual(thirdCallStartsAt, 500, "jitter \(jitter)")
+            XCTAssertLessThanOrEqual(thirdCallStartsAt, 1010, "jitter \(jitter)")
+        }
+    }
+
+    func testNoRetryWhenTooLittleOfTheBudgetWouldBeLeft() {
+        let policy = AppleRetryPolicy(budgetMs: 2000)
+        let slow = run([status(21005)], policy: policy, jitter: 0, callMs: 1400)
+        XCTAssertEqual(slow.verdict, .unavailable(appleStatus: 21005))
+
+        let justInTime = run([status(21005), answer(validProduction)], policy: policy, jitter: 0, callMs: 1375)
+        XCTAssertEqual(justInTime.calls.map(\.afterMs), [0, 125], "2000 - 1375 - 125 = 500 left: the minimum")
+        XCTAssertTrue(isValid(justInTime.verdict, in: .production))
+
+        let timedOut = run([.transportFailure(.timeout)], policy: policy, callMs: 2000)
+        XCTAssertEqual(timedOut.verdict, .unavailable(appleStatus: nil))
+    }
+
+    func testNoSwitchWhenTooLittleOfTheBudgetWouldBeLeft() {
+        let run = run([status(21007)], policy: AppleRetryPolicy(budgetMs: 2000), callMs: 1501)
+        XCTAssertEqual(run.verdict, .unavailable(appleStatus: 21007))
+    }
+
+    func testTimeLeftIsWhatRemainsOfTheBudget() {
+        var sequence = AppleCallSequence(policy: AppleRetryPolicy(budgetMs: 2000))
+        _ = sequence.start(atMs: 10_000)
+        XCTAssertEqual(sequence.timeLeftMs(atMs: 10_000), 2000)
+        XCTAssertEqual(sequence.timeLeftMs(atMs: 11_500), 500)
+        XCTAssertEqual(sequence.timeLeftMs(atMs: 13_000), 0)
     }
 }
 

@@ -4,7 +4,8 @@
   POST https://127.0.0.1:PRODUCTION/verifyReceipt   answers like buy.itunes.apple.com
   POST https://127.0.0.1:SANDBOX/verifyReceipt      answers like sandbox.itunes.apple.com
   http://127.0.0.1:CONTROL: GET|POST /control (faults, JSON; keys left out keep their value),
-                            GET /stats, POST /stats/reset
+                            GET /stats, POST /stats/reset,
+                            POST /latest_receipt_info {"receipt_data", "purchase"} (a subscription renewed)
 
 Control keys:
   latency_ms       each answer leaves this long after its request arrived (requests do not queue)
@@ -12,6 +13,8 @@ Control keys:
   drop_connection  read the request, then close the connection without answering
   fail_next        N > 0: only the next N requests get the fault (force_status, else a drop, else 21005),
                    then the fault clears; 0: force_status / drop_connection apply until cleared
+  fail_for_ms      N > 0: the fault (as for fail_next) lasts N ms from the first request it hits, then
+                   clears (a burst of a given length); 0: no time limit
   is_retryable     true/false: forced answers carry it under retryable_key; null: they do not
   retryable_key    "is-retryable" (default) or "is_retryable" (Apple spells it both ways)
   fault_env        "both" (default), "production" or "sandbox": the endpoints the faults and latency hit
@@ -30,6 +33,7 @@ process (uvloop when importable); it logs nothing per request. See README.md.
 """
 import argparse
 import asyncio
+import base64
 import json
 import os
 import resource
@@ -97,11 +101,13 @@ class VerifiedReceipt:
     """A receipt whose signature checked out, with its status-0 answer serialised once.
 
     The answer of an app receipt differs between requests only in request_date, so it is kept as the
-    JSON before and after that field; an iOS 6 answer has no request date and is kept whole.
+    JSON before and after that field; an iOS 6 answer has no request date and is kept whole. `latest`:
+    the purchases Apple shows in `latest_receipt_info` (app receipts only), as a renewing subscription's
+    answer grows over time for the same receipt bytes.
     """
     __slots__ = ("sandbox", "head", "tail")
 
-    def __init__(self, payload):
+    def __init__(self, payload, latest=()):
         self.sandbox = payload["environment"] == "Sandbox"
         if payload["kind"] == "ios6":
             self.head, self.tail = _compact({"status": 0, "receipt": self._ios6(payload)}).encode(), None
@@ -118,6 +124,8 @@ class VerifiedReceipt:
                    "original_application_version": payload["original_application_version"],
                    "in_app": [self._in_app(p) for p in payload["in_app"]]}
         answer = {"status": 0, "environment": "Production" if production else "Sandbox", "receipt": receipt}
+        if latest:
+            answer["latest_receipt_info"] = [self._in_app(p) for p in latest]
         head, tail = _compact(answer).split(_REQUEST_DATE_MARK)
         self.head, self.tail = head.encode(), tail.encode()
 
@@ -160,11 +168,36 @@ class VerifiedReceipt:
 
 class Verifier:
     """verifyReceipt's logic: a request body in, (status, answer bytes) out."""
+    PURCHASE_KEYS = {"product_id", "transaction_id", "original_transaction_id", "quantity", "purchase_ms"}
 
     def __init__(self):
         # receipt-data string -> VerifiedReceipt or the failure status; the service sends one receipt
         # more than once (production, then sandbox; retries), so each is decoded and serialised once.
         self.cache = {}
+        # receipt bytes -> purchases added to its latest_receipt_info (POST /latest_receipt_info)
+        self.latest = {}
+
+    def add_latest(self, data, purchase):
+        """From now on Apple's answer to the receipt `data` lists `purchase` in latest_receipt_info (a
+        subscription renewed since the receipt was made). Returns how many purchases it has added to that
+        receipt; raises ValueError when `data` is not a valid app receipt or `purchase` not one made by
+        receipts.purchase()."""
+        try:
+            if receipts.decode(data)["kind"] != "app":
+                raise ValueError("latest_receipt_info is for app receipts")
+        except (receipts.MalformedReceipt, receipts.BadSignature) as error:
+            raise ValueError(f"not a valid receipt: {error}") from None
+        if not isinstance(purchase, dict) or not self.PURCHASE_KEYS <= purchase.keys():
+            raise ValueError("purchase must be an object made by receipts.purchase()")
+        added = self.latest.setdefault(self._key(data), [])
+        added.append(purchase)
+        self.cache.clear()  # answers serialised before this one lack it
+        return len(added)
+
+    @staticmethod
+    def _key(data):
+        """The receipt's bytes, whatever line breaks its base64 has."""
+        return base64.b64decode(data.replace("\n", "").replace("\r", ""))
 
     def verify(self, environment, body, shared_secret):
         try:
@@ -191,10 +224,10 @@ class Verifier:
             return 21004, status_only(21004)
         return 0, receipt.answer(int(time.time() * 1000))
 
-    @staticmethod
-    def _decode(data):
+    def _decode(self, data):
         try:
-            return VerifiedReceipt(receipts.decode(data))
+            payload = receipts.decode(data)
+            return VerifiedReceipt(payload, self.latest.get(self._key(data), ()))
         except receipts.BadSignature:
             return 21003
         except (receipts.MalformedReceipt, KeyError, TypeError):
@@ -205,14 +238,16 @@ class Verifier:
 
 class Settings:
     """What /control changes. Each key's meaning is in the module doc."""
-    KEYS = ("latency_ms", "force_status", "drop_connection", "fail_next", "is_retryable", "retryable_key",
-            "fault_env", "shared_secret", "tls", "http2")
+    KEYS = ("latency_ms", "force_status", "drop_connection", "fail_next", "fail_for_ms", "is_retryable",
+            "retryable_key", "fault_env", "shared_secret", "tls", "http2")
 
     def __init__(self, latency_ms=0, shared_secret=None, untrusted=False, http2=True):
         self.latency_ms = latency_ms
         self.force_status = None
         self.drop_connection = False
         self.fail_next = 0
+        self.fail_for_ms = 0
+        self.burst_ends = None  # loop time at which a fail_for_ms burst ends, once a request has started it
         self.is_retryable = None
         self.retryable_key = "is-retryable"
         self.fault_env = "both"
@@ -232,6 +267,8 @@ class Settings:
             checked[key] = self._check(key, value)
         for key, value in checked.items():
             setattr(self, key, value)
+        if "fail_for_ms" in checked:
+            self.burst_ends = None
 
     @staticmethod
     def _check(key, value):
@@ -245,6 +282,8 @@ class Settings:
         if key == "drop_connection" and isinstance(value, bool):
             return value
         if key == "fail_next" and is_int(value) and value >= 0:
+            return value
+        if key == "fail_for_ms" and (is_int(value) or isinstance(value, float)) and value >= 0:
             return value
         if key == "is_retryable" and (value is None or isinstance(value, bool)):
             return value
@@ -263,20 +302,31 @@ class Settings:
     def hits(self, environment):
         return self.fault_env == "both" or self.fault_env == environment
 
-    def take_fault(self, environment):
-        """None, DROP or a status to force on this request; counts down fail_next."""
+    def take_fault(self, environment, now):
+        """None, DROP or a status to force on this request (arrived at loop time `now`); counts down
+        fail_next, and ends a fail_for_ms burst once its time is up."""
         if not self.hits(environment):
+            return None
+        if self.fail_for_ms > 0:
+            if self.burst_ends is None:
+                self.burst_ends = now + self.fail_for_ms / 1000
+            if now < self.burst_ends:
+                return self._fault()
+            self.force_status, self.drop_connection, self.fail_for_ms, self.burst_ends = None, False, 0, None
             return None
         if self.fail_next > 0:
             self.fail_next -= 1
-            fault = DROP if self.drop_connection else (
-                self.force_status if self.force_status is not None else 21005)
+            fault = self._fault()
             if self.fail_next == 0:  # the N faulty answers are out: back to normal
                 self.force_status, self.drop_connection = None, False
             return fault
         if self.drop_connection:
             return DROP
         return self.force_status
+
+    def _fault(self):
+        """The fault of a fail_next or fail_for_ms request: force_status, else a drop, else 21005."""
+        return DROP if self.drop_connection else (self.force_status if self.force_status is not None else 21005)
 
     def forced_answer(self, status):
         if self.is_retryable is None:
@@ -796,7 +846,7 @@ class AppleSite:
         sim, environment = self.simulator, self.environment
         settings = sim.settings
         sim.stats.arrived(environment)
-        fault = settings.take_fault(environment)
+        fault = settings.take_fault(environment, request.arrived)
         if fault is DROP:
             status, body = None, None
         elif fault is not None:
@@ -870,6 +920,16 @@ class ControlSite:
         elif path == "/stats":
             if method == "GET":
                 return 200, sim.stats.as_dict()
+        elif path == "/latest_receipt_info":
+            if method == "POST":
+                try:
+                    added = json.loads(request.body or b"{}")
+                    if not isinstance(added, dict) or not isinstance(added.get("receipt_data"), str):
+                        raise ValueError("the body must be {\"receipt_data\": ..., \"purchase\": {...}}")
+                    return 200, {"latest_receipt_info": sim.verifier.add_latest(added["receipt_data"],
+                                                                                added.get("purchase"))}
+                except ValueError as error:
+                    return 400, {"error": str(error)}
         elif path == "/stats/reset":
             if method == "POST":
                 sim.stats.reset()
@@ -914,6 +974,7 @@ class Simulator:
     def reset(self):
         self.settings = self._initial_settings()
         self.stats.reset()
+        self.verifier = Verifier()
 
     def _tls_context(self, name, http2):
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)

@@ -267,6 +267,41 @@ def test_fail_next_alone_is_21005(sim):
     assert sim.verify("production", app("p1"))["status"] == 0
 
 
+def test_fail_for_ms_lasts_that_long_from_the_first_request_it_hits(sim):
+    sim.control(force_status=21002, fail_for_ms=400)
+    time.sleep(0.5)  # the burst has not started: no request has met it yet
+    started = time.monotonic()
+    assert sim.verify("production", app("p1")) == {"status": 21002}
+    while time.monotonic() - started < 0.3:
+        assert sim.verify("production", app("p1")) == {"status": 21002}
+    time.sleep(max(0.0, started + 0.45 - time.monotonic()))
+    assert sim.verify("production", app("p1"))["status"] == 0
+    settings = sim.control()
+    assert settings["force_status"] is None and settings["fail_for_ms"] == 0
+
+
+def test_latest_receipt_info_grows_for_the_same_receipt_bytes(sim):
+    first = receipts.purchase("sub.monthly")
+    b64 = receipts.app_receipt([first])
+    assert "latest_receipt_info" not in sim.verify("production", b64)
+    renewal = receipts.purchase("sub.monthly", original_transaction_id=first["transaction_id"])
+    answer = requests.post(f"http://127.0.0.1:{sim.control_port}/latest_receipt_info",
+                           json={"receipt_data": receipts.wrap_lines(b64), "purchase": renewal}, timeout=5)
+    assert answer.status_code == 200 and answer.json() == {"latest_receipt_info": 1}
+    verified = sim.verify("production", b64)
+    assert [t["transaction_id"] for t in verified["receipt"]["in_app"]] == [first["transaction_id"]]
+    [latest] = verified["latest_receipt_info"]
+    assert latest["transaction_id"] == renewal["transaction_id"]
+    assert latest["original_transaction_id"] == first["transaction_id"]
+    assert "latest_receipt_info" not in sim.verify("production", app("p1"))  # other receipts keep theirs
+    for bad in ({"receipt_data": "not base64!", "purchase": renewal}, {"receipt_data": b64, "purchase": {}},
+                {"receipt_data": receipts.tampered(b64), "purchase": renewal}, ["no"]):
+        refused = requests.post(f"http://127.0.0.1:{sim.control_port}/latest_receipt_info", json=bad, timeout=5)
+        assert refused.status_code == 400, bad
+    sim.control(reset=True)
+    assert "latest_receipt_info" not in sim.verify("production", b64)
+
+
 def test_fault_env_limits_the_faults(sim):
     sim.control(force_status=21009, fault_env="production")
     assert sim.verify("production", app("p1")) == {"status": 21009}

@@ -20,8 +20,9 @@ public struct ServiceConfiguration: Equatable, Sendable {
     /// `IAP_CA_FILE`: a PEM bundle of the CAs trusted for Apple's endpoints.
     /// Default nil: the system CA bundle.
     public var caFile: String?
-    /// `IAP_APPLE_TIMEOUT_MS`: the limit on one call to Apple, connection
-    /// included, in milliseconds. Default 15000, allowed 100...120000.
+    /// `IAP_APPLE_TIMEOUT_MS`: the limit on one receipt's whole conversation
+    /// with Apple (every call, retry and switch, connections included; see
+    /// `AppleRetryPolicy`), in milliseconds. Default 15000, allowed 100...120000.
     public var appleTimeoutMs: Int
     /// `IAP_SHARED_SECRET`: the App Store shared secret, sent as `password`.
     /// Default nil (unset or empty). Never logged.

@@ -4,12 +4,15 @@
 ///
 /// ```swift
 /// var sequence = AppleCallSequence(policy: policy)
-/// var step = sequence.start()
+/// var step = sequence.start(atMs: now())
 /// while case .call(let environment, let afterMs) = step {
 ///     sleep(afterMs)
-///     step = sequence.next(after: callApple(environment))
+///     let result = callApple(environment, timeoutMs: sequence.timeLeftMs(atMs: now()))
+///     step = sequence.next(after: result, atMs: now())
 /// }
 /// ```
+///
+/// Times are milliseconds on a monotonic clock of the caller's choice.
 ///
 /// Rules (API.md step 2, DOMAIN.md's status table):
 /// - Production first. 21007 from production: the sandbox, at once; 21008 from
@@ -20,8 +23,12 @@
 ///   that environment has attempts left: 21002, 21005, 21009, 21100-21199 with
 ///   `is-retryable` true, an HTTP status other than 200, a body that is not a
 ///   readable answer (a status 0 without a receipt included), a timeout, a
-///   connection or TLS failure. When the attempts run out, 21002 is `invalid`,
-///   everything else `unavailable`.
+///   connection or TLS failure. When the attempts or the budget run out:
+///   `unavailable`, 21002 included: a passing fault of Apple's answers 21002 as
+///   a malformed receipt does, so a receipt Apple kept answering 21002 was never
+///   judged, and the app must keep its transaction and try again later.
+/// - No call, retry or switch, when less than `policy.minimumCallMs` of the
+///   budget would be left when it starts (`AppleRetryPolicy`).
 /// - 21003, 21010: `invalid` at once. 21000, 21004, 21100-21199 without the flag,
 ///   a switch to the environment just asked, any status not in the table:
 ///   `unavailable` at once, since asking again will not change the answer.
@@ -31,6 +38,8 @@
 /// (`AppleRetryPolicy.maxCalls`), however Apple answers.
 public struct AppleCallSequence: Sendable {
     public let policy: AppleRetryPolicy
+    /// Picks each wait within its range (0 to 1, see `AppleRetryPolicy.backoffMs`).
+    private let jitter: @Sendable () -> Double
     /// The environment of the call asked for last.
     public private(set) var environment: AppleEnvironment = .production
     /// The status of Apple's most recent readable answer in this sequence, nil
@@ -43,41 +52,51 @@ public struct AppleCallSequence: Sendable {
     private var attempts: [AppleEnvironment: Int] = [:]
     private var switches = 0
     private var verdict: AppleVerdict?
+    /// When the budget runs out.
+    private var deadlineMs = 0
 
-    public init(policy: AppleRetryPolicy = AppleRetryPolicy()) {
+    public init(
+        policy: AppleRetryPolicy = AppleRetryPolicy(),
+        jitter: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }
+    ) {
         self.policy = policy
+        self.jitter = jitter
     }
 
-    /// Begins (or begins again) the sequence: call production, now.
-    public mutating func start() -> AppleNextStep {
-        self = AppleCallSequence(policy: policy)
+    /// Begins (or begins again) the sequence at `now`: call production, now.
+    public mutating func start(atMs now: Int) -> AppleNextStep {
+        self = AppleCallSequence(policy: policy, jitter: jitter)
+        deadlineMs = now + policy.budgetMs
         return call(.production, afterMs: 0)
     }
 
-    /// The step after the result of the call asked for last. Once the sequence
-    /// is finished it keeps answering the same verdict.
-    public mutating func next(after result: AppleCallResult) -> AppleNextStep {
+    /// What is left of the budget at `now`: the timeout of a call starting then.
+    public func timeLeftMs(atMs now: Int) -> Int {
+        max(deadlineMs - now, 0)
+    }
+
+    /// The step after the result of the call asked for last, which came at
+    /// `now`. Once the sequence is finished it keeps answering the same verdict.
+    public mutating func next(after result: AppleCallResult, atMs now: Int) -> AppleNextStep {
         if let verdict { return .finished(verdict) }
         guard let reply = Self.reply(from: result) else {
-            return retry(orElse: .unavailable(appleStatus: lastAppleStatus))
+            return retry(orElse: .unavailable(appleStatus: lastAppleStatus), atMs: now)
         }
         lastAppleStatus = reply.status
         switch reply.appleStatus.action(isRetryable: reply.isRetryable) {
         case .accept:
             guard reply.receipt != nil else {
-                return retry(orElse: .unavailable(appleStatus: reply.status))
+                return retry(orElse: .unavailable(appleStatus: reply.status), atMs: now)
             }
             return finish(.valid(reply, environment: environment))
         case .sendTo(let target):
             guard target != environment, switches < policy.maxEnvironmentSwitches,
-                  attemptsLeft(in: target)
+                  attemptsLeft(in: target), now + policy.minimumCallMs <= deadlineMs
             else { return finish(.unavailable(appleStatus: reply.status)) }
             switches += 1
             return call(target, afterMs: 0)
-        case .retryThenInvalid:
-            return retry(orElse: .invalid(appleStatus: reply.status))
         case .retryThenUnavailable:
-            return retry(orElse: .unavailable(appleStatus: reply.status))
+            return retry(orElse: .unavailable(appleStatus: reply.status), atMs: now)
         case .invalid:
             return finish(.invalid(appleStatus: reply.status))
         case .unavailable:
@@ -97,10 +116,13 @@ public struct AppleCallSequence: Sendable {
         attempts[environment, default: 0] < policy.maxAttemptsPerEnvironment
     }
 
-    /// Calls the same environment again after the backoff, or ends with `exhausted`.
-    private mutating func retry(orElse exhausted: AppleVerdict) -> AppleNextStep {
+    /// Calls the same environment again after the backoff, or ends with
+    /// `exhausted` when it has no attempts left or the budget would be too short.
+    private mutating func retry(orElse exhausted: AppleVerdict, atMs now: Int) -> AppleNextStep {
         guard attemptsLeft(in: environment) else { return finish(exhausted) }
-        return call(environment, afterMs: policy.backoffMs(afterAttempt: attempts[environment, default: 0]))
+        let wait = policy.backoffMs(afterAttempt: attempts[environment, default: 0], jitter: jitter())
+        guard now + wait + policy.minimumCallMs <= deadlineMs else { return finish(exhausted) }
+        return call(environment, afterMs: wait)
     }
 
     private mutating func call(_ target: AppleEnvironment, afterMs: Int) -> AppleNextStep {

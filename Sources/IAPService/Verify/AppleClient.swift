@@ -49,7 +49,7 @@ final class AppleClient: @unchecked Sendable {
     private func run() {
         while true {
             for call in submitted.withLock({ calls in defer { calls.removeAll() }; return calls }) {
-                advance(call, to: call.sequence.start())
+                advance(call, to: call.sequence.start(atMs: Self.nowMs()))
             }
             startDueCalls()
             do {
@@ -90,16 +90,22 @@ final class AppleClient: @unchecked Sendable {
             queued.append(call)
             return
         }
+        // The call may only use what is left of the conversation's budget.
+        let now = Self.nowMs()
+        let timeoutMs = call.sequence.timeLeftMs(atMs: now)
+        guard timeoutMs > 0 else {
+            return advance(call, to: call.sequence.next(after: .transportFailure(.timeout), atMs: now))
+        }
         do {
             let transfer = try idleTransfers.popLast() ?? CurlTransfer()
             try transfer.prepare(
                 url: endpoints.url(for: call.environment), body: call.body, caFile: endpoints.caFile,
-                connectTimeoutMs: endpoints.connectTimeoutMs, totalTimeoutMs: endpoints.timeoutMs)
+                connectTimeoutMs: endpoints.connectTimeoutMs(within: timeoutMs), totalTimeoutMs: timeoutMs)
             transfer.context = call
             try multi.add(transfer)
         } catch {
             Log.event("Apple call could not start: \(error)")
-            advance(call, to: call.sequence.next(after: .transportFailure(.connection)))
+            advance(call, to: call.sequence.next(after: .transportFailure(.connection), atMs: Self.nowMs()))
         }
     }
 
@@ -119,7 +125,12 @@ final class AppleClient: @unchecked Sendable {
             result = .transportFailure(.connection)
         }
         idleTransfers.append(transfer)
-        advance(call, to: call.sequence.next(after: result))
+        advance(call, to: call.sequence.next(after: result, atMs: Self.nowMs()))
+    }
+
+    /// The monotonic clock in milliseconds, the unit of `AppleCallSequence`.
+    private static func nowMs() -> Int {
+        Int(Clock.monotonicNanoseconds() / 1_000_000)
     }
 
     private func startQueuedCalls() {

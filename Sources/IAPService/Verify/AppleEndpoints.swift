@@ -6,24 +6,24 @@ struct AppleEndpoints: Sendable {
     let sandboxURL: String
     /// nil: the system CA bundle.
     let caFile: String?
-    let timeoutMs: Int
     /// Sent as `password`; never logged.
     let sharedSecret: String?
     /// Calls under way at once; more wait their turn.
     let maxCalls: Int
-    let retryPolicy = AppleRetryPolicy()
+    /// Its budget is `IAP_APPLE_TIMEOUT_MS`: one receipt's whole conversation with Apple.
+    let retryPolicy: AppleRetryPolicy
 
     init(_ configuration: ServiceConfiguration) {
         productionURL = configuration.productionURL
         sandboxURL = configuration.sandboxURL
         caFile = configuration.caFile
-        timeoutMs = configuration.appleTimeoutMs
         sharedSecret = configuration.sharedSecret
         maxCalls = configuration.appleMaxCalls
+        retryPolicy = AppleRetryPolicy(budgetMs: configuration.appleTimeoutMs)
     }
 
-    /// A connection must be made within this (or the total timeout, if shorter).
-    var connectTimeoutMs: Int { min(timeoutMs, 5000) }
+    /// A connection must be made within 5 s, or the call's timeout if shorter.
+    func connectTimeoutMs(within callTimeoutMs: Int) -> Int { min(callTimeoutMs, 5000) }
 
     func url(for environment: AppleEnvironment) -> String {
         environment == .production ? productionURL : sandboxURL

@@ -6,6 +6,11 @@ import MariaDB
 /// answered from the database: Apple's quota and latency are not ours to
 /// spend, and asking again could not deliver anything.
 ///
+/// Unless the request names a transaction that answer lacks: Apple's answer to
+/// the same bytes grows over time (a renewed subscription shows up in
+/// `latest_receipt_info`), so that request goes to Apple, which may show it
+/// now; answered from the earlier answer it would be `pending` forever.
+///
 /// Such a request adds no audit row: the receipt's bytes have theirs (found
 /// by the same SHA-256), and the request's log line records it. Writing one
 /// would cost a durable commit per retry for nothing the audit needs.
@@ -20,7 +25,7 @@ struct ReplayShortcut {
         else { return nil }
         let reply = earlier.reply
         let transactions = ReceiptTransactions(reply: reply, namedTransactionID: request.transactionID)
-        guard !transactions.transactions.isEmpty else { return nil }
+        guard !transactions.transactions.isEmpty, transactions.namedTransactionPresent else { return nil }
         let store = TransactionStore(connection: connection)
         var answers: [TransactionAnswer] = []
         for transaction in transactions.transactions {
@@ -35,8 +40,7 @@ struct ReplayShortcut {
             answers.append(TransactionAnswer(transaction: transaction, state: state, orderID: shownOrderID))
         }
         let status = VerifyStatus.finalStatus(
-            states: answers.map(\.state), namedTransactionID: request.transactionID,
-            namedTransactionPresent: transactions.namedTransactionPresent)
+            states: answers.map(\.state), namedTransactionID: request.transactionID, namedTransactionPresent: true)
         return VerifyAnswer(
             status: status, environment: earlier.environment, appleStatus: reply.status, orderID: request.orderID,
             app: receipt, transactions: answers)
@@ -50,7 +54,7 @@ struct ReplayShortcut {
               let json = try? JSONParser.parse(stored.answer), let reply = try? AppleReply.parse(json)
         else { return nil }
         let entry = ReplayCache.Entry(environment: stored.environment, reply: reply)
-        cache.insert(entry, for: sha256)
+        cache.insert(entry, for: sha256, answerBytes: stored.answer.count)
         return entry
     }
 }

@@ -1,0 +1,122 @@
+"""The retry policy's bounds, as Apple sees them (issue 10, item 10).
+
+Every call that reaches Apple must be one the retry policy counted: at most 3 per environment, however
+the connections in libcurl's pool die. And the policy's retries are spread over the budget
+(IAP_APPLE_TIMEOUT_MS, the limit on one receipt's whole conversation with Apple): a passing 21002 burst
+is outlived, and a 21002 that outlasts the budget is `retry_later`, not a lost purchase.
+"""
+import base64
+import hashlib
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from support import PAY_6, assert_verify_answer, new_transaction_id, new_user_id
+
+CALLS_PER_ENVIRONMENT = 3   # the service's retry policy
+WARM_CONNECTIONS = 8        # the test stack's IAP_APPLE_MAX_CALLS: libcurl keeps that many connections
+BUDGET_MS = int(os.environ.get("IAP_APPLE_TIMEOUT_MS", "2000"))
+
+
+def new_receipt(receipts):
+    bought = receipts.purchase(PAY_6, transaction_id=new_transaction_id())
+    return receipts.app_receipt([bought]), bought["transaction_id"]
+
+
+def receipt_sha256(receipt_data):
+    return hashlib.sha256(base64.b64decode(receipt_data)).hexdigest()
+
+
+def verify_all(api, made):
+    with ThreadPoolExecutor(len(made)) as pool:
+        return list(pool.map(lambda receipt: api.verify(receipt[0], user_id=new_user_id()), made))
+
+
+def warm_the_connection_pool(api, simulator, receipts):
+    """WARM_CONNECTIONS verifications at once, each answered after 300 ms: libcurl opens a connection for
+    each and keeps them all alive for the calls that follow. Returns the open connections."""
+    simulator.control(latency_ms=300)
+    for response in verify_all(api, [new_receipt(receipts) for _ in range(WARM_CONNECTIONS)]):
+        assert_verify_answer(response, "delivered")
+    simulator.control(latency_ms=0)
+    return simulator.stats()["http1_connections"]
+
+
+def test_each_dropped_call_reaches_apple_once_even_on_kept_alive_connections(api, db, simulator, receipts):
+    """Apple reads each request and closes the connection without answering. On a reused connection
+    libcurl would send the request again by itself, on the next kept-alive connection, up to 5 times per
+    call: calls the policy never counted. Each request must reach Apple exactly as often as the policy
+    says, one at a time and many at once."""
+    for _ in range(3):
+        assert warm_the_connection_pool(api, simulator, receipts) >= 4, "libcurl kept no connections to reuse"
+        simulator.control(drop_connection=True)
+        simulator.reset_stats()
+        receipt, tid = new_receipt(receipts)
+
+        assert_verify_answer(api.verify(receipt, user_id=new_user_id()), "retry_later")
+
+        stats = simulator.stats()
+        assert stats["production"]["requests"] == CALLS_PER_ENVIRONMENT, \
+            f"calls that reached Apple for one request: {stats['production']}"
+        assert stats["sandbox"]["requests"] == 0
+        assert db.transaction(tid) is None
+        simulator.control(drop_connection=False)
+
+    warm_the_connection_pool(api, simulator, receipts)
+    simulator.control(drop_connection=True)
+    simulator.reset_stats()
+    made = [new_receipt(receipts) for _ in range(WARM_CONNECTIONS)]
+
+    for response in verify_all(api, made):
+        assert_verify_answer(response, "retry_later")
+
+    assert simulator.stats()["production"]["requests"] == CALLS_PER_ENVIRONMENT * len(made)
+
+
+def test_a_21002_burst_shorter_than_the_retries_is_outlived(api, db, simulator, receipts):
+    """Apple answers 21002 for 450 ms from the first call: the retries, spread over the budget, reach past
+    it (the third call starts at least a quarter of the budget after the first), and the purchase is
+    delivered."""
+    receipt, tid = new_receipt(receipts)
+    simulator.control(force_status=21002, fail_for_ms=450)
+
+    body = assert_verify_answer(api.verify(receipt, user_id=new_user_id()), "delivered")
+
+    assert body["transactions"][0]["transaction_id"] == tid
+    status = simulator.stats()["production"]["status"]
+    assert status.get("21002", 0) >= 1 and status.get("0") == 1, f"Apple's answers: {status}"
+    assert simulator.requests_to("production") <= CALLS_PER_ENVIRONMENT
+
+
+def test_a_21002_outlasting_the_budget_is_retry_later_and_delivered_afterwards(api, db, simulator, receipts):
+    """A 21002 burst longer than the whole budget: the receipt was never judged (a passing fault looks like
+    a malformed receipt), so the answer is retry_later with the transaction kept, not not_paid with
+    finish_transaction true; once Apple is well again the same request delivers."""
+    receipt, tid = new_receipt(receipts)
+    user_id = new_user_id()
+    simulator.control(force_status=21002, fail_for_ms=BUDGET_MS + 1000)
+    started = time.monotonic()
+
+    body = assert_verify_answer(api.verify(receipt, user_id=user_id), "retry_later")
+
+    assert body["apple_status"] == 21002
+    assert simulator.requests_to("production") == CALLS_PER_ENVIRONMENT
+    assert db.transaction(tid) is None
+    [row] = db.receipts_with_sha256(receipt_sha256(receipt))
+    assert row["verified_at"] is None, "a receipt Apple never judged is marked verified"
+    time.sleep(max(0.0, started + (BUDGET_MS + 1100) / 1000 - time.monotonic()))
+    assert_verify_answer(api.verify(receipt, user_id=user_id), "delivered")
+
+
+def test_the_whole_conversation_ends_within_the_budget(api, simulator, receipts):
+    """Apple answers 21005 after 80% of the budget: too little is left for another call, so none is made,
+    and the client has its answer within the budget (not 3 calls' worth of waiting)."""
+    receipt, _ = new_receipt(receipts)
+    simulator.control(force_status=21005, latency_ms=BUDGET_MS * 0.8)
+    started = time.monotonic()
+
+    assert_verify_answer(api.verify(receipt, user_id=new_user_id()), "retry_later")
+
+    elapsed_ms = (time.monotonic() - started) * 1000
+    assert elapsed_ms < BUDGET_MS + 300, f"answered after {elapsed_ms:.0f} ms, budget {BUDGET_MS} ms"
+    assert simulator.requests_to("production") == 1
