@@ -2,7 +2,8 @@
 slow Apple, with small queues. Every answer must be a 200 or a 503 `retry_later`
 with Retry-After, given before nginx gives up; iap-fcgi's memory stays under a
 ceiling; and once the clients retry (and retry-pending runs), every purchase is
-delivered exactly once.
+delivered exactly once. And a verification whose deadline has passed while it
+waited for its turn calls Apple no more.
 
 scripts/overload runs the same burst at full scale (20,000 requests, Apple at 5 s)."""
 import os
@@ -36,13 +37,19 @@ def _restart_iap_fcgi(stack, **settings):
     stack("start iap-fcgi")
 
 
+def _new_receipts(receipts, count):
+    """(receipt_data, transaction_id) of `count` new receipts, one new transaction each."""
+    made = []
+    for _ in range(count):
+        bought = receipts.purchase(PAY_6, transaction_id=new_transaction_id())
+        made.append((receipts.app_receipt([bought]), bought["transaction_id"]))
+    return made
+
+
 def test_a_burst_against_a_slow_apple_gets_quick_answers_and_loses_nothing(
         api, db, receipts, simulator, stack, iapctl, iap_fcgi_pid):
     ledger, user_id = Ledger("3,000 verifies at once, Apple at 1 s, queues of 64"), new_user_id()
-    made = []
-    for _ in range(REQUESTS):
-        bought = receipts.purchase(PAY_6, transaction_id=new_transaction_id())
-        made.append((receipts.app_receipt([bought]), bought["transaction_id"]))
+    made = _new_receipts(receipts, REQUESTS)
     port = int(os.environ["IAP_HTTP_PORT"])
     _restart_iap_fcgi(stack, IAP_VERIFY_QUEUE_LIMIT=str(QUEUE_LIMIT), IAP_VERIFY_QUEUE_MIB=str(QUEUE_MIB))
     try:
@@ -80,3 +87,41 @@ def test_a_burst_against_a_slow_apple_gets_quick_answers_and_loses_nothing(
     finally:
         simulator.control(latency_ms=0)
         _restart_iap_fcgi(stack, IAP_VERIFY_QUEUE_LIMIT=None, IAP_VERIFY_QUEUE_MIB=None)
+
+
+def test_a_verification_past_its_deadline_calls_apple_no_more(api, db, receipts, simulator, stack, iapctl):
+    """400 verifies at once, queues that hold them all, 8 calls to Apple at a time (the test stack's
+    IAP_APPLE_MAX_CALLS) at 1 s each: Apple can take ~8 a second, so within the 16 s deadline ~130 are asked
+    and the others answer retry_later at their deadline, without a call to Apple; retry-pending delivers them."""
+    count, max_calls = 400, int(os.environ.get("IAP_APPLE_MAX_CALLS", "8"))
+    ledger, user_id = Ledger("400 verifies at once, Apple at 1 s, 8 calls at a time"), new_user_id()
+    made = _new_receipts(receipts, count)
+    _restart_iap_fcgi(stack, IAP_VERIFY_QUEUE_LIMIT=str(count))
+    try:
+        simulator.control(latency_ms=APPLE_LATENCY_MS)
+        simulator.reset_stats()
+        result = post_at_once("127.0.0.1", int(os.environ["IAP_HTTP_PORT"]),
+                              [{"receipt_data": data, "user_id": user_id} for data, _ in made])
+        calls = simulator.requests_to("production") + simulator.requests_to("sandbox")
+        simulator.control(latency_ms=0)
+        classes = result.by_class()
+        print(f"deadline: {dict(classes)} in {result.seconds:.1f} s, {calls} calls reached Apple")
+
+        assert not result.misfits(), f"answers other than 200 or 503 retry_later: {dict(classes)}"
+        assert result.seconds < DEADLINE_SECONDS + 10, (
+            f"the last answer came after {result.seconds:.1f} s; the deadline is {DEADLINE_SECONDS} s")
+        most_calls = max_calls * (DEADLINE_SECONDS * 1000 // APPLE_LATENCY_MS + 2)
+        assert calls <= most_calls, f"{calls} calls reached Apple: past the deadline no call may start ({most_calls} fit)"
+        assert classes["503 retry_later"] > 0 and classes["200 delivered"] > 0, dict(classes)
+
+        for (data, _), answer in zip(made, result.answers):
+            ledger.record(data, LedgerResponse(answer), user_id)
+        unverified = db.scalar("SELECT COUNT(*) FROM receipts WHERE user_id = %s AND verified_at IS NULL", user_id)
+        assert unverified == classes["503 retry_later"], (
+            f"{unverified} receipts unverified for {classes['503 retry_later']} answered retry_later")
+        output = iapctl("retry-pending", "--minimum-age", "0", "--limit", str(count))
+        ledger.note(f"{dict(classes)} in {result.seconds:.1f} s, {calls} calls to Apple; {output.strip()}")
+        ledger.check(db, [transaction_id for _, transaction_id in made])
+    finally:
+        simulator.control(latency_ms=0)
+        _restart_iap_fcgi(stack, IAP_VERIFY_QUEUE_LIMIT=None)
