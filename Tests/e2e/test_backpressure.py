@@ -3,15 +3,18 @@ slow Apple, with small queues. Every answer must be a 200 or a 503 `retry_later`
 with Retry-After, given before nginx gives up; iap-fcgi's memory stays under a
 ceiling; and once the clients retry (and retry-pending runs), every purchase is
 delivered exactly once. And a verification whose deadline has passed while it
-waited for its turn calls Apple no more.
+waited for its turn calls Apple no more, or delivers nothing.
 
 scripts/overload runs the same burst at full scale (20,000 requests, Apple at 5 s)."""
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor
+
+import pymysql
 
 from burst import LedgerResponse, peak_rss_mib, post_at_once
 from invariants import Ledger
-from support import PAY_6, new_transaction_id, new_user_id
+from support import PAY_6, Database, new_transaction_id, new_user_id
 
 REQUESTS = 3000
 APPLE_LATENCY_MS = 1000
@@ -125,3 +128,47 @@ def test_a_verification_past_its_deadline_calls_apple_no_more(api, db, receipts,
     finally:
         simulator.control(latency_ms=0)
         _restart_iap_fcgi(stack, IAP_VERIFY_QUEUE_LIMIT=None)
+
+
+def test_a_verification_past_its_deadline_delivers_nothing(api, db, receipts, simulator, iapctl):
+    """200 verifies at once while a session holds `transactions` locked for longer than the deadline: the
+    deliveries under way wait for the lock, the answers queued behind them find their deadline past and answer
+    retry_later without delivering (their receipts stay unverified); retry-pending delivers them."""
+    count, locked_seconds = 200, DEADLINE_SECONDS + 4
+    ledger, user_id = Ledger("200 verifies at once, transactions locked past the deadline"), new_user_id()
+    made = _new_receipts(receipts, count)
+    locker = Database(host=os.environ["IAP_DB_HOST"], port=int(os.environ["IAP_DB_PORT"]),
+                      user=os.environ["IAP_DB_USER"], password=os.environ["IAP_DB_PASSWORD"],
+                      database=os.environ["IAP_DB_NAME"])
+    try:
+        locker.execute("LOCK TABLES transactions WRITE")
+        with ThreadPoolExecutor(1) as pool:
+            burst = pool.submit(post_at_once, "127.0.0.1", int(os.environ["IAP_HTTP_PORT"]),
+                                [{"receipt_data": data, "user_id": user_id} for data, _ in made])
+            time.sleep(locked_seconds)
+            locker.execute("UNLOCK TABLES")
+            result = burst.result()
+    finally:
+        try:
+            locker.execute("UNLOCK TABLES")
+        except pymysql.Error:
+            pass
+        locker.close()
+    classes = result.by_class()
+    print(f"delivery deadline: {dict(classes)} in {result.seconds:.1f} s")
+    assert not result.misfits(), f"answers other than 200 or 503 retry_later: {dict(classes)}"
+    # Only the batches the delivery threads took before the deadline deliver: 8 threads (4 and 4 in reserve)
+    # of at most 16 answers each (Verification.batchLimit).
+    taken_in_time = 8 * 16
+    assert classes["200 delivered"] <= taken_in_time, (
+        f"{classes['200 delivered']} delivered: more than the {taken_in_time} taken before the deadline")
+    assert classes["503 retry_later"] > 0, f"every verification was delivered past its deadline: {dict(classes)}"
+    delivered = db.scalar("SELECT COUNT(*) FROM transactions WHERE user_id = %s", user_id)
+    assert delivered == classes["200 delivered"], (
+        f"{delivered} transactions delivered for {classes['200 delivered']} answered delivered")
+
+    for (data, _), answer in zip(made, result.answers):
+        ledger.record(data, LedgerResponse(answer), user_id)
+    output = iapctl("retry-pending", "--minimum-age", "0", "--limit", str(count))
+    ledger.note(f"{dict(classes)} in {result.seconds:.1f} s; {output.strip()}")
+    ledger.check(db, [transaction_id for _, transaction_id in made])
