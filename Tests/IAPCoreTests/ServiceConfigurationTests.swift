@@ -129,6 +129,29 @@ final class ServiceConfigurationTests: XCTestCase {
             #"must be one of review, always, never (got "sometimes")"#)
     }
 
+    func testVerifyQueueLimit() throws {
+        XCTAssertEqual(try configuration([:]).verifyQueueLimit, QueueLimit(jobs: 4096, bytes: 64 << 20))
+        XCTAssertEqual(
+            try configuration(["IAP_VERIFY_QUEUE_LIMIT": "64", "IAP_VERIFY_QUEUE_MIB": "4"]).verifyQueueLimit,
+            QueueLimit(jobs: 64, bytes: 4 << 20))
+        XCTAssertEqual(
+            try configuration(["IAP_VERIFY_QUEUE_LIMIT": "1000000", "IAP_VERIFY_QUEUE_MIB": "65536"]).verifyQueueLimit,
+            QueueLimit(jobs: 1_000_000, bytes: 65536 << 20))
+        XCTAssertEqual(
+            try configuration(["IAP_VERIFY_QUEUE_LIMIT": "", "IAP_VERIFY_QUEUE_MIB": ""]).verifyQueueLimit, QueueLimit())
+        for (variable, value) in [
+            ("IAP_VERIFY_QUEUE_LIMIT", "0"), ("IAP_VERIFY_QUEUE_LIMIT", "1000001"), ("IAP_VERIFY_QUEUE_LIMIT", "lots"),
+            ("IAP_VERIFY_QUEUE_MIB", "0"), ("IAP_VERIFY_QUEUE_MIB", "65537"), ("IAP_VERIFY_QUEUE_MIB", "64M"),
+        ] {
+            let error = configurationError([variable: value])
+            XCTAssertEqual(error?.variable, variable, value)
+            XCTAssertEqual(error?.description.contains(String(reflecting: value)), true, value)
+        }
+        XCTAssertEqual(
+            configurationError(["IAP_VERIFY_QUEUE_MIB": "0"])?.description,
+            #"IAP_VERIFY_QUEUE_MIB: must be a whole number of MiB from 1 to 65536 (got "0")"#)
+    }
+
     func testPlainHTTPIsRefusedBecauseTLSVerificationCannotBeTurnedOff() {
         for variable in ["IAP_APPLE_PRODUCTION_URL", "IAP_APPLE_SANDBOX_URL"] {
             let error = configurationError([variable: "http://127.0.0.1:9553/verifyReceipt"])

@@ -29,6 +29,11 @@ public struct ServiceConfiguration: Equatable, Sendable {
     public var sharedSecret: String?
     /// `IAP_SANDBOX_POLICY`: `review` (default), `always` or `never`.
     public var sandboxPolicy: SandboxPolicy
+    /// `IAP_VERIFY_QUEUE_LIMIT` (jobs, default 4096, 1...1000000) and
+    /// `IAP_VERIFY_QUEUE_MIB` (MiB of receipts, default 64, 1...65536): what each
+    /// queue of a verification may hold (see `QueueLimit`); a full one answers
+    /// `retry_later` at once.
+    public var verifyQueueLimit: QueueLimit
     /// `IAP_ACCEPT_THREADS`: threads accepting and serving FastCGI requests.
     /// Default 8, allowed 1...256.
     public var acceptThreads: Int
@@ -61,6 +66,7 @@ public struct ServiceConfiguration: Equatable, Sendable {
         appleTimeoutMs: Int = defaultAppleTimeoutMs,
         sharedSecret: String? = nil,
         sandboxPolicy: SandboxPolicy = .review,
+        verifyQueueLimit: QueueLimit = QueueLimit(),
         acceptThreads: Int = defaultAcceptThreads,
         appleMaxCalls: Int = defaultAppleMaxCalls,
         allowedClientAddresses: [IPAddress] = []
@@ -74,6 +80,7 @@ public struct ServiceConfiguration: Equatable, Sendable {
         self.appleTimeoutMs = appleTimeoutMs
         self.sharedSecret = sharedSecret
         self.sandboxPolicy = sandboxPolicy
+        self.verifyQueueLimit = verifyQueueLimit
         self.acceptThreads = acceptThreads
         self.appleMaxCalls = appleMaxCalls
         self.allowedClientAddresses = allowedClientAddresses
@@ -136,6 +143,14 @@ public struct ServiceConfiguration: Equatable, Sendable {
             sandboxPolicy = policy
         }
 
+        let verifyQueueLimit = QueueLimit(
+            jobs: try reader.integer(
+                "IAP_VERIFY_QUEUE_LIMIT", default: QueueLimit.defaultJobs, in: QueueLimit.jobsRange,
+                "must be a whole number of verifications from 1 to 1000000"),
+            bytes: try reader.integer(
+                "IAP_VERIFY_QUEUE_MIB", default: QueueLimit.defaultMiB, in: QueueLimit.mibRange,
+                "must be a whole number of MiB from 1 to 65536") << 20)
+
         return ServiceConfiguration(
             listen: listen,
             database: database,
@@ -148,6 +163,7 @@ public struct ServiceConfiguration: Equatable, Sendable {
                 "must be a whole number of milliseconds from 100 to 120000"),
             sharedSecret: sharedSecret,
             sandboxPolicy: sandboxPolicy,
+            verifyQueueLimit: verifyQueueLimit,
             acceptThreads: try reader.integer(
                 "IAP_ACCEPT_THREADS", default: defaultAcceptThreads, in: acceptThreadsRange,
                 "must be a whole number of threads from 1 to 256"),
@@ -175,8 +191,9 @@ extension ServiceConfiguration: CustomStringConvertible, CustomDebugStringConver
         "ServiceConfiguration(listen: \(listen), database: \(database), bundleIDs: \(bundleIDs), "
             + "productionURL: \(productionURL), sandboxURL: \(sandboxURL), caFile: \(caFile ?? "<system>"), "
             + "appleTimeoutMs: \(appleTimeoutMs), sharedSecret: \(Redacted(sharedSecret)), "
-            + "sandboxPolicy: \(sandboxPolicy.rawValue), acceptThreads: \(acceptThreads), appleMaxCalls: \(appleMaxCalls), "
-            + "allowedClientAddresses: \(allowedClientAddresses))"
+            + "sandboxPolicy: \(sandboxPolicy.rawValue), "
+            + "verifyQueueLimit: \(verifyQueueLimit.jobs) jobs, \(verifyQueueLimit.bytes >> 20) MiB, acceptThreads: \(acceptThreads), "
+            + "appleMaxCalls: \(appleMaxCalls), allowedClientAddresses: \(allowedClientAddresses))"
     }
 
     public var debugDescription: String { description }
@@ -188,7 +205,8 @@ extension ServiceConfiguration: CustomStringConvertible, CustomDebugStringConver
                 "listen": listen, "database": database, "bundleIDs": bundleIDs,
                 "productionURL": productionURL, "sandboxURL": sandboxURL, "caFile": caFile as Any,
                 "appleTimeoutMs": appleTimeoutMs, "sharedSecret": Redacted(sharedSecret).description,
-                "sandboxPolicy": sandboxPolicy, "acceptThreads": acceptThreads, "appleMaxCalls": appleMaxCalls,
+                "sandboxPolicy": sandboxPolicy, "verifyQueueLimit": verifyQueueLimit,
+                "acceptThreads": acceptThreads, "appleMaxCalls": appleMaxCalls,
                 "allowedClientAddresses": allowedClientAddresses,
             ])
     }

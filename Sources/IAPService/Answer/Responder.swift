@@ -7,7 +7,8 @@ import IAPCore
 final class Responder: @unchecked Sendable {
     private let exchange: FastCGIExchange
     private let head: RequestReader.Head
-    private let startedAt = Clock.monotonicNanoseconds()
+    /// When the request was accepted (monotonic): verification deadlines run from it.
+    let receivedAtNs = Clock.monotonicNanoseconds()
     private let inflight: InflightCounter
 
     init(exchange: FastCGIExchange, head: RequestReader.Head, inflight: InflightCounter) {
@@ -23,7 +24,7 @@ final class Responder: @unchecked Sendable {
             headers.append(("X-Request-Id", head.requestID))
         }
         exchange.respond(status: response.status, reason: response.reason, headers: headers, body: response.body)
-        let milliseconds = Double(Clock.monotonicNanoseconds() - startedAt) / 1_000_000
+        let milliseconds = Double(Clock.monotonicNanoseconds() - receivedAtNs) / 1_000_000
         let duration = (milliseconds * 10).rounded() / 10
         Log.line(
             "\(AppleDate.iso8601(ms: Clock.wallMilliseconds())) \(head.method) \(head.path) \(response.status) \(duration)ms id=\(head.requestID)"

@@ -158,7 +158,7 @@ public final class PendingReceipts {
         about rows: [UnverifiedReceipts.Row], _ apple: AppleClient, _ store: UnverifiedReceipts,
         _ policy: PendingRetryPolicy, _ summary: inout Summary
     ) throws -> [(Verification.Pending, AppleOutcome)] {
-        let outcomes = WorkQueue<(Verification.Pending, AppleOutcome)>()
+        let outcomes = WorkQueue<(Verification.Pending, AppleOutcome)>(limit: QueueLimit(jobs: rows.count))
         var asked = 0
         for row in rows {
             guard let receipt = try? ReceiptData.normalise(row.receiptData) else {
@@ -171,8 +171,11 @@ public final class PendingReceipts {
                 receipt: receipt, orderID: row.orderID, transactionID: row.transactionID, userID: row.userID,
                 appVersion: row.appVersion)
             let pending = Verification.Pending(request: request, userID: row.userID, receiptID: row.receiptID)
-            apple.verify(receiptBase64: receipt.base64) { outcome in outcomes.push((pending, outcome)) }
-            asked += 1
+            let accepted = apple.verify(receiptBase64: receipt.base64) { outcome in
+                let queued = outcomes.push((pending, outcome), bytes: 0)
+                assert(queued, "room for each call of the batch")
+            }
+            if accepted { asked += 1 }
         }
         return (0..<asked).compactMap { _ in outcomes.pop() }
     }

@@ -10,6 +10,8 @@ final class Verification: Sendable {
         let request: VerifyRequest
         let userID: String
         let receiptID: UInt64
+        /// Past it, nothing is delivered (`VerificationDeadline`); none for retry-pending.
+        var deadline = Deadline.never
     }
 
     /// Apple's answer to a pending verification, waiting for a delivery thread.
@@ -24,8 +26,9 @@ final class Verification: Sendable {
     private let sandboxPolicy: SandboxPolicy
     private let settings: SettingsCache
 
-    init(bundleIDs: [String], sandboxPolicy: SandboxPolicy, settings: SettingsCache) {
-        self.queue = WorkQueue(backlogThreshold: Self.backlogThreshold)
+    /// `queueLimit`: Apple's answers waiting for a delivery thread, at most.
+    init(bundleIDs: [String], sandboxPolicy: SandboxPolicy, settings: SettingsCache, queueLimit: QueueLimit = QueueLimit()) {
+        self.queue = WorkQueue(limit: queueLimit, backlogThreshold: Self.backlogThreshold)
         self.bundleIDs = bundleIDs
         self.sandboxPolicy = sandboxPolicy
         self.settings = settings
@@ -56,8 +59,13 @@ final class Verification: Sendable {
                 while let batch = isReserve
                     ? queue.popBacklog(upTo: Self.batchLimit) : queue.pop(upTo: Self.batchLimit)
                 {
-                    let answers = self.answers(batch, connection: worker.connection)
-                    for (answered, answer) in zip(batch, answers) {
+                    let now = Clock.monotonicNanoseconds()
+                    for late in batch where late.pending.deadline.isPast(nowNs: now) {
+                        late.responder.send(.verify(Self.retryLater(late.pending, outcome: late.outcome)))
+                    }
+                    let onTime = batch.filter { !$0.pending.deadline.isPast(nowNs: now) }
+                    let answers = onTime.isEmpty ? [] : self.answers(onTime, connection: worker.connection)
+                    for (answered, answer) in zip(onTime, answers) {
                         answered.responder.send(.verify(answer))
                     }
                 }
@@ -65,9 +73,18 @@ final class Verification: Sendable {
         }
     }
 
-    /// Called on Apple's thread: queues the rest of the work.
+    /// Called on Apple's thread: queues the rest of the work. When the deadline
+    /// stopped the calls to Apple, or the queue is full, the request is answered
+    /// `retry_later` at once, nothing is recorded, and the receipt stays
+    /// unverified for a retry. (So is one whose deadline passes while it waits:
+    /// nothing is delivered after it.)
     func finish(_ pending: Pending, outcome: AppleOutcome, responder: Responder) {
-        queue.push(Answered(pending: pending, outcome: outcome, responder: responder))
+        let bytes = pending.request.receipt.base64.utf8.count + (outcome.lastAnswer?.count ?? 0)
+        guard !outcome.stoppedByDeadline,
+            queue.push(Answered(pending: pending, outcome: outcome, responder: responder), bytes: bytes)
+        else {
+            return responder.send(.verify(Self.retryLater(pending, outcome: outcome)))
+        }
     }
 
     /// Steps 3 to 6 for several verifications in one database transaction,

@@ -51,12 +51,15 @@ public final class Service: Sendable {
         let database = Database(configuration: configuration.database)
         let settings = SettingsCache()
         settings.startRefreshing(from: database)
-        apple = try AppleClient(endpoints: AppleEndpoints(configuration))
+        apple = try AppleClient(endpoints: AppleEndpoints(configuration), waitingLimit: configuration.verifyQueueLimit)
         let verification = Verification(
-            bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy, settings: settings)
+            bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy, settings: settings,
+            queueLimit: configuration.verifyQueueLimit)
         verification.startWorkers(
             count: Self.deliveryThreads, reserve: Self.reserveDeliveryThreads, database: database)
-        let recorder = ReceiptRecorder(apple: apple, verification: verification)
+        let recorder = ReceiptRecorder(
+            apple: apple, verification: verification, queueLimit: configuration.verifyQueueLimit,
+            deadlineBudgetMs: VerificationDeadline.budgetMs(appleTimeoutMs: configuration.appleTimeoutMs))
         recorder.start(database: database)
         router = Router(
             orders: OrdersRoute(settings: settings), verify: VerifyRoute(recorder: recorder, replays: ReplayCache()),

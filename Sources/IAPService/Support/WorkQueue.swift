@@ -1,9 +1,14 @@
 import Glibc
+import IAPCore
 
 /// A first-in first-out queue of jobs that threads of our own wait on. (The
-/// service never runs blocking C calls on Swift's cooperative pool.)
+/// service never runs blocking C calls on Swift's cooperative pool.) It holds
+/// at most what its `QueueLimit` allows: a job it cannot take is refused, and
+/// the caller answers for it at once.
 final class WorkQueue<Job>: @unchecked Sendable {
-    private var jobs: [Job] = []
+    private var jobs: [(job: Job, bytes: Int)] = []
+    private var usage = QueueUsage()
+    private let limit: QueueLimit
     private var head = 0
     private var closed = false
     private var mutex = pthread_mutex_t()
@@ -13,21 +18,26 @@ final class WorkQueue<Job>: @unchecked Sendable {
     private let backlogThreshold: Int
 
     /// `backlogThreshold`: how many waiting jobs make `popBacklog` hand one out.
-    init(backlogThreshold: Int = .max) {
+    init(limit: QueueLimit, backlogThreshold: Int = .max) {
+        self.limit = limit
         self.backlogThreshold = backlogThreshold
         pthread_mutex_init(&mutex, nil)
         pthread_cond_init(&available, nil)
         pthread_cond_init(&backlogged, nil)
     }
 
-    func push(_ job: Job) {
+    /// Queues `job`, which holds `bytes` of receipts and answers; false when the
+    /// queue is full and the job was not taken.
+    func push(_ job: Job, bytes: Int) -> Bool {
         pthread_mutex_lock(&mutex)
-        jobs.append(job)
+        defer { pthread_mutex_unlock(&mutex) }
+        guard usage.admit(bytes, under: limit) else { return false }
+        jobs.append((job, bytes))
         pthread_cond_signal(&available)
         if waiting > backlogThreshold {
             pthread_cond_signal(&backlogged)
         }
-        pthread_mutex_unlock(&mutex)
+        return true
     }
 
     /// The next job; nil once the queue is closed and empty.
@@ -63,7 +73,10 @@ final class WorkQueue<Job>: @unchecked Sendable {
     /// Removes the first jobs, at most `limit`; the caller holds the mutex.
     private func take(upTo limit: Int) -> [Job] {
         let end = min(jobs.count, head + limit)
-        let taken = Array(jobs[head..<end])
+        let taken = jobs[head..<end].map { taken in
+            usage.release(taken.bytes)
+            return taken.job
+        }
         head = end
         if head == jobs.count {
             jobs.removeAll(keepingCapacity: true)

@@ -8,6 +8,11 @@ import IAPCore
 /// Callers hand over a receipt and a completion; the completion runs on the
 /// client's thread when the call sequence (production, sandbox, retries) is
 /// over, and must only hand the result on (it must not block).
+///
+/// Backpressure: calls waiting for their first turn (beyond `maxCalls` under
+/// way) are bounded by `waitingLimit`, and `verify` refuses one more. A call
+/// whose deadline leaves too little time starts no transfer: it ends
+/// `unavailable`, and no call runs past its deadline.
 final class AppleClient: @unchecked Sendable {
     typealias Completion = @Sendable (AppleOutcome) -> Void
 
@@ -16,14 +21,18 @@ final class AppleClient: @unchecked Sendable {
     /// Calls handed over by other threads, not yet started.
     private let submitted = Locked<[Call]>([])
     private let stopping = Locked(false)
+    /// Calls handed over and not yet under way for the first time.
+    private let waitingTurn = Locked(QueueUsage())
+    private let waitingLimit: QueueLimit
     // The rest belongs to the client's own thread.
     private var waiting: [Call] = []
     /// Calls ready to go while `maxCalls` are under way, first come first served.
     private var queued: [Call] = []
     private var idleTransfers: [CurlTransfer] = []
 
-    init(endpoints: AppleEndpoints) throws {
+    init(endpoints: AppleEndpoints, waitingLimit: QueueLimit = QueueLimit()) throws {
         self.endpoints = endpoints
+        self.waitingLimit = waitingLimit
         self.multi = try CurlMulti(maxConnections: endpoints.maxCalls)
     }
 
@@ -32,12 +41,16 @@ final class AppleClient: @unchecked Sendable {
         startThread { [self] in run() }
     }
 
-    /// Verifies a receipt with Apple; `completion` gets the outcome.
-    func verify(receiptBase64: String, completion: @escaping Completion) {
-        let call = Call(body: endpoints.requestBody(receiptBase64: receiptBase64), policy: endpoints.retryPolicy,
-                        completion: completion)
+    /// Verifies a receipt with Apple before `deadline`; `completion` gets the
+    /// outcome. False when too many calls wait their turn: the call is refused
+    /// and `completion` never runs.
+    func verify(receiptBase64: String, deadline: Deadline = .never, completion: @escaping Completion) -> Bool {
+        let body = endpoints.requestBody(receiptBase64: receiptBase64)
+        guard waitingTurn.withLock({ $0.admit(body.count, under: waitingLimit) }) else { return false }
+        let call = Call(body: body, policy: endpoints.retryPolicy, deadline: deadline, completion: completion)
         submitted.withLock { $0.append(call) }
         multi.wakeUp()
+        return true
     }
 
     /// Lets the thread end once every call under way has completed.
@@ -52,6 +65,7 @@ final class AppleClient: @unchecked Sendable {
                 advance(call, to: call.sequence.start(atMs: Self.nowMs()))
             }
             startDueCalls()
+            endExpiredQueuedCalls()
             do {
                 for (transfer, outcome) in try multi.perform() {
                     complete(transfer, outcome)
@@ -75,24 +89,30 @@ final class AppleClient: @unchecked Sendable {
         case .call(let environment, let afterMs) where afterMs > 0:
             call.environment = environment
             call.dueAt = Clock.monotonicNanoseconds() + UInt64(afterMs) * 1_000_000
+            // A retry that could not start in time after its backoff ends now.
+            guard callTimeoutMs(call, at: call.dueAt) != nil else { return end(call) }
             waiting.append(call)
         case .call(let environment, _):
             call.environment = environment
             startTransfer(call)
         case .finished(let verdict):
+            releaseTurn(call)
             call.completion(
-                AppleOutcome(verdict: verdict, environment: call.sequence.environment, lastAnswer: call.lastAnswer))
+                AppleOutcome(
+                    verdict: verdict, environment: call.sequence.environment, lastAnswer: call.lastAnswer,
+                    stoppedByDeadline: call.stoppedByDeadline))
         }
     }
 
     private func startTransfer(_ call: Call) {
+        guard let deadlineTimeoutMs = callTimeoutMs(call, at: Clock.monotonicNanoseconds()) else { return end(call) }
         guard multi.count < endpoints.maxCalls else {
             queued.append(call)
             return
         }
-        // The call may only use what is left of the conversation's budget.
+        // The call may only use what is left of the conversation's budget, and never run past the deadline.
         let now = Self.nowMs()
-        let timeoutMs = call.sequence.timeLeftMs(atMs: now)
+        let timeoutMs = min(call.sequence.timeLeftMs(atMs: now), deadlineTimeoutMs)
         guard timeoutMs > 0 else {
             return advance(call, to: call.sequence.next(after: .transportFailure(.timeout), atMs: now))
         }
@@ -103,6 +123,7 @@ final class AppleClient: @unchecked Sendable {
                 connectTimeoutMs: endpoints.connectTimeoutMs(within: timeoutMs), totalTimeoutMs: timeoutMs)
             transfer.context = call
             try multi.add(transfer)
+            releaseTurn(call)
         } catch {
             Log.event("Apple call could not start: \(error)")
             advance(call, to: call.sequence.next(after: .transportFailure(.connection), atMs: Self.nowMs()))
@@ -133,6 +154,43 @@ final class AppleClient: @unchecked Sendable {
         Int(Clock.monotonicNanoseconds() / 1_000_000)
     }
 
+    /// The timeout of `call` if it started at `nanoseconds`; nil when its
+    /// deadline leaves too little time (`VerificationDeadline`).
+    private func callTimeoutMs(_ call: Call, at nanoseconds: UInt64) -> Int? {
+        VerificationDeadline.callTimeoutMs(
+            appleTimeoutMs: endpoints.retryPolicy.budgetMs, remainingMs: call.deadline.remainingMs(nowNs: nanoseconds))
+    }
+
+    /// The last moment `call` may start (`VerificationDeadline`).
+    private func lastStartNs(_ call: Call) -> UInt64 {
+        let shortestCallNs = UInt64(VerificationDeadline.shortestCallMs(appleTimeoutMs: endpoints.retryPolicy.budgetMs)) * 1_000_000
+        return call.deadline.atNs > shortestCallNs ? call.deadline.atNs - shortestCallNs : 0
+    }
+
+    /// Ends a call its deadline stops, without asking Apple (again):
+    /// `unavailable`, so the receipt stays unverified and is answered `retry_later`.
+    private func end(_ call: Call) {
+        call.stoppedByDeadline = true
+        advance(call, to: .finished(.unavailable(appleStatus: call.sequence.lastAppleStatus)))
+    }
+
+    /// The call is under way, or over: it no longer counts against `waitingLimit`.
+    private func releaseTurn(_ call: Call) {
+        guard call.waitsItsTurn else { return }
+        call.waitsItsTurn = false
+        waitingTurn.withLock { $0.release(call.body.count) }
+    }
+
+    /// Ends the calls at the head of the queue whose deadline has come, so that
+    /// they are answered then rather than when a transfer frees up.
+    private func endExpiredQueuedCalls() {
+        let now = Clock.monotonicNanoseconds()
+        while let first = queued.first, callTimeoutMs(first, at: now) == nil {
+            queued.removeFirst()
+            end(first)
+        }
+    }
+
     private func startQueuedCalls() {
         let free = min(endpoints.maxCalls - multi.count, queued.count)
         guard free > 0 else { return }
@@ -149,11 +207,12 @@ final class AppleClient: @unchecked Sendable {
         due.forEach(startTransfer)
     }
 
-    /// How long the thread may sleep: until the next backoff ends, at most 1 s;
+    /// How long the thread may sleep: until the next backoff ends or the first
+    /// queued call's deadline nears, at most 1 s;
     /// not at all while started transfers wait for their first `perform`.
     private func nextWaitMs() -> Int32 {
         if !queued.isEmpty && multi.count < endpoints.maxCalls { return 0 }
-        guard let next = waiting.map(\.dueAt).min() else { return 1000 }
+        guard let next = (waiting.map(\.dueAt) + queued.prefix(1).map(lastStartNs)).min() else { return 1000 }
         let now = Clock.monotonicNanoseconds()
         return next <= now ? 0 : Int32(min((next - now) / 1_000_000 + 1, 1000))
     }
@@ -163,13 +222,18 @@ final class AppleClient: @unchecked Sendable {
         let body: [UInt8]
         var sequence: AppleCallSequence
         let completion: Completion
+        let deadline: Deadline
         var environment: AppleEnvironment = .production
         var dueAt: UInt64 = 0
         var lastAnswer: [UInt8]?
+        /// Counted in `waitingTurn` until its first transfer starts.
+        var waitsItsTurn = true
+        var stoppedByDeadline = false
 
-        init(body: [UInt8], policy: AppleRetryPolicy, completion: @escaping Completion) {
+        init(body: [UInt8], policy: AppleRetryPolicy, deadline: Deadline, completion: @escaping Completion) {
             self.body = body
             self.sequence = AppleCallSequence(policy: policy)
+            self.deadline = deadline
             self.completion = completion
         }
     }
@@ -182,4 +246,7 @@ struct AppleOutcome: Sendable {
     let environment: AppleEnvironment
     /// Apple's last answer as received, for the audit row.
     let lastAnswer: [UInt8]?
+    /// The verification's deadline ended the sequence before Apple settled it:
+    /// nothing is recorded, the request is answered `retry_later`.
+    var stoppedByDeadline = false
 }

@@ -6,23 +6,33 @@ import MariaDB
 /// INSERT and one commit, and each then goes to Apple. A statement per receipt
 /// costs the database several times what the row costs, and an accept thread
 /// no longer waits for a commit before it reads the next request.
+///
+/// Its queue is bounded (`QueueLimit`): a receipt it cannot take is answered
+/// `retry_later` at once, unrecorded. One recorded but refused by Apple's full
+/// queue is answered `retry_later` too, and stays unverified for the app's
+/// retry or `iapctl retry-pending`.
 final class ReceiptRecorder: Sendable {
     /// A receipt waiting to be recorded, and where its answer goes.
     private struct Job: Sendable {
         let receipt: ReceiptStore.NewReceipt
         let responder: Responder
+        let deadline: Deadline
     }
 
     /// Receipts recorded in one statement at most.
     static let batchLimit = 16
 
-    private let queue = WorkQueue<Job>()
+    private let queue: WorkQueue<Job>
     private let apple: AppleClient
     private let verification: Verification
+    /// A verification's time from its request's arrival (`VerificationDeadline`).
+    private let deadlineBudgetMs: Int
 
-    init(apple: AppleClient, verification: Verification) {
+    init(apple: AppleClient, verification: Verification, queueLimit: QueueLimit, deadlineBudgetMs: Int) {
+        self.queue = WorkQueue(limit: queueLimit)
         self.apple = apple
         self.verification = verification
+        self.deadlineBudgetMs = deadlineBudgetMs
     }
 
     /// Starts the recording thread, with a database connection of its own.
@@ -35,9 +45,14 @@ final class ReceiptRecorder: Sendable {
         }
     }
 
-    /// Queues the receipt of a request that must go to Apple.
+    /// Queues the receipt of a request that must go to Apple, or answers
+    /// `retry_later` when the queue is full.
     func record(_ receipt: ReceiptStore.NewReceipt, responder: Responder) {
-        queue.push(Job(receipt: receipt, responder: responder))
+        let deadline = Deadline(startNs: responder.receivedAtNs, budgetMs: deadlineBudgetMs)
+        let job = Job(receipt: receipt, responder: responder, deadline: deadline)
+        guard queue.push(job, bytes: receipt.request.receipt.base64.utf8.count) else {
+            return responder.send(.verify(VerifyAnswer(status: .retryLater, orderID: receipt.request.orderID)))
+        }
     }
 
     private func record(_ batch: [Job], store: ReceiptStore) {
@@ -56,9 +71,14 @@ final class ReceiptRecorder: Sendable {
                 job.responder.send(.verify(VerifyAnswer(status: .retryLater, orderID: request.orderID)))
                 continue
             }
-            let pending = Verification.Pending(request: request, userID: job.receipt.userID, receiptID: receiptID)
-            apple.verify(receiptBase64: request.receipt.base64) { [verification] outcome in
-                verification.finish(pending, outcome: outcome, responder: job.responder)
+            let pending = Verification.Pending(
+                request: request, userID: job.receipt.userID, receiptID: receiptID, deadline: job.deadline)
+            let accepted = apple.verify(receiptBase64: request.receipt.base64, deadline: job.deadline) {
+                [verification] outcome in verification.finish(pending, outcome: outcome, responder: job.responder)
+            }
+            if !accepted {
+                // Recorded and left unverified: the app's retry or retry-pending verifies it.
+                job.responder.send(.verify(VerifyAnswer(status: .retryLater, orderID: request.orderID)))
             }
         }
     }
