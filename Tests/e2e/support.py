@@ -245,6 +245,13 @@ class Database:
         self.execute("UPDATE settings SET value = %s WHERE name = %s", value, name)
 
 
+def open_receipts(db, user_id):
+    """Receipt rows of the user whose verification is still open: not verified, and not closed by
+    retry-pending as superseded (its bytes completed in another row) or given up."""
+    return db.scalar("SELECT COUNT(*) FROM receipts WHERE user_id = %s AND verified_at IS NULL"
+                     " AND retry_final_state IS NULL", user_id)
+
+
 def placeholders(values):
     assert values, "an IN list needs at least one value"
     return ", ".join(["%s"] * len(values))

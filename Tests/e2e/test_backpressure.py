@@ -14,7 +14,7 @@ import pymysql
 
 from burst import LedgerResponse, peak_rss_mib, post_at_once
 from invariants import Ledger
-from support import PAY_6, Database, new_transaction_id, new_user_id
+from support import PAY_6, Database, new_transaction_id, new_user_id, open_receipts
 
 REQUESTS = 3000
 APPLE_LATENCY_MS = 1000
@@ -82,7 +82,7 @@ def test_a_burst_against_a_slow_apple_gets_quick_answers_and_loses_nothing(
         # Receipts recorded but refused by a full Apple or delivery queue, or stopped by the deadline, stay
         # unverified; retry-pending finishes whatever a retry did not.
         output = iapctl("retry-pending", "--minimum-age", "0", "--limit", str(10 * REQUESTS))
-        left = db.scalar("SELECT COUNT(*) FROM receipts WHERE user_id = %s AND verified_at IS NULL", user_id)
+        left = open_receipts(db, user_id)
         assert left == 0, f"{left} receipts still unverified after the retries and retry-pending: {output}"
         ledger.note(f"burst {dict(classes)} in {result.seconds:.1f} s, peak RSS {peak:.0f} MiB; "
                     f"{len(refused)} re-posted")
@@ -119,7 +119,7 @@ def test_a_verification_past_its_deadline_calls_apple_no_more(api, db, receipts,
 
         for (data, _), answer in zip(made, result.answers):
             ledger.record(data, LedgerResponse(answer), user_id)
-        unverified = db.scalar("SELECT COUNT(*) FROM receipts WHERE user_id = %s AND verified_at IS NULL", user_id)
+        unverified = open_receipts(db, user_id)
         assert unverified == classes["503 retry_later"], (
             f"{unverified} receipts unverified for {classes['503 retry_later']} answered retry_later")
         output = iapctl("retry-pending", "--minimum-age", "0", "--limit", str(count))

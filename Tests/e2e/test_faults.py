@@ -10,7 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from invariants import Ledger
-from support import PAY_30, PAY_6, assert_verify_answer, new_transaction_id, new_user_id, wait_until
+from support import (PAY_30, PAY_6, assert_verify_answer, new_transaction_id, new_user_id, open_receipts,
+                     wait_until)
 
 BURST = 40              # verify requests per burst, two transactions each
 BURST_SECONDS = 4.0     # spread evenly over this long
@@ -79,20 +80,13 @@ def repost_all(api, ledger, made, user_id):
             f"{ledger.name}: re-post after recovery: {response.status_code} {response.text[:300]}")
 
 
-def unverified_receipts(db, user_id):
-    """Rows of the user whose verification is still open; a row retry-pending closed because its bytes
-    completed in another row (superseded) is not one."""
-    return db.scalar("SELECT COUNT(*) FROM receipts WHERE user_id = %s AND verified_at IS NULL"
-                     " AND NOT retry_final_state <=> 'superseded'", user_id)
-
-
 def retry_pending(db, iapctl, ledger, user_id):
     """Runs `iapctl retry-pending --minimum-age 0`: afterwards no receipt of the user is left unverified.
     Returns how many were unverified before."""
-    before = unverified_receipts(db, user_id)
+    before = open_receipts(db, user_id)
     output = iapctl("retry-pending", "--minimum-age", "0").strip()
     assert output.startswith("retried "), output
-    assert unverified_receipts(db, user_id) == 0, f"{ledger.name}: retry-pending left receipts unverified: {output}"
+    assert open_receipts(db, user_id) == 0, f"{ledger.name}: retry-pending left receipts unverified: {output}"
     ledger.note(f"retry-pending verified {before} receipt(s) left unverified")
     return before
 

@@ -5,7 +5,7 @@ import threading
 import pytest
 
 from invariants import Ledger
-from support import PAY_6, new_transaction_id, new_user_id, placeholders
+from support import PAY_6, new_transaction_id, new_user_id, open_receipts, placeholders
 
 APPLE_CALLS_PER_ENVIRONMENT = 3   # the service's retry policy: production answers 21005 to all three
 
@@ -22,21 +22,17 @@ def unverified_receipt(api, receipts, simulator, user_id, ledger=None):
     return receipt, bought["transaction_id"]
 
 
-def unverified_receipts(db, user_id):
-    return db.scalar("SELECT COUNT(*) FROM receipts WHERE user_id = %s AND verified_at IS NULL", user_id)
-
-
 def test_retry_pending_delivers_what_apple_never_answered(api, db, receipts, simulator, iapctl):
     ledger, user_id = Ledger("retry-pending after a 21005 outage"), new_user_id()
     receipt, tid = unverified_receipt(api, receipts, simulator, user_id, ledger)
-    assert db.transaction(tid) is None and unverified_receipts(db, user_id) == 1
+    assert db.transaction(tid) is None and open_receipts(db, user_id) == 1
 
     output = iapctl("retry-pending", "--minimum-age", "0")
 
     assert "delivered=" in output, output
     row = db.transaction(tid)
     assert row["state"] == "delivered" and row["user_id"] == user_id, row
-    assert unverified_receipts(db, user_id) == 0
+    assert open_receipts(db, user_id) == 0
     # The app comes back after all: told already_delivered, nothing twice.
     again = ledger.post(api, receipt, user_id=user_id)
     assert again.json()["status"] == "already_delivered", again.text[:300]
@@ -53,7 +49,7 @@ def test_receipts_younger_than_the_minimum_age_are_left_alone(api, db, receipts,
     user_id = new_user_id()
     _, tid = unverified_receipt(api, receipts, simulator, user_id)
     iapctl("retry-pending", "--minimum-age", "3600")
-    assert db.transaction(tid) is None and unverified_receipts(db, user_id) == 1
+    assert db.transaction(tid) is None and open_receipts(db, user_id) == 1
     iapctl("retry-pending", "--minimum-age", "0")
     assert db.delivered_count([tid]) == 1
 
@@ -65,7 +61,7 @@ def test_two_runs_never_overlap(api, db, receipts, simulator, iapctl):
     assert db.scalar("SELECT GET_LOCK('iap_retry_pending', 0)") == 1
     try:
         assert "another retry-pending run is under way" in iapctl("retry-pending", "--minimum-age", "0")
-        assert db.transaction(tid) is None and unverified_receipts(db, user_id) == 1
+        assert db.transaction(tid) is None and open_receipts(db, user_id) == 1
     finally:
         db.scalar("SELECT RELEASE_LOCK('iap_retry_pending')")
     iapctl("retry-pending", "--minimum-age", "0")
@@ -86,7 +82,7 @@ def test_a_run_and_the_app_coming_back_at_once_deliver_once(api, db, receipts, s
 
     assert outputs and outputs[0].startswith("retried "), outputs
     assert answer.status_code == 200 and answer.json()["status"] in ("delivered", "already_delivered"), answer.text
-    assert unverified_receipts(db, user_id) == 0
+    assert open_receipts(db, user_id) == 0
     ledger.check(db, [tid])
 
 
