@@ -5,8 +5,8 @@
 public func fuzzAppleAnswers(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     var sequence = AppleCallSequence()
-    _ = sequence.start()
-    _ = sequence.next(after: .answered(httpStatus: 200, body: bytes))
+    _ = sequence.start(atMs: 0)
+    _ = sequence.next(after: .answered(httpStatus: 200, body: bytes), atMs: 1)
     guard let json = try? JSONParser.parse(bytes) else { return 0 }
     // Whatever parses must serialise to JSON that parses to the same value.
     let written = json.serialized()

@@ -157,13 +157,12 @@ final class AppleCallSequenceTests: XCTestCase {
         XCTAssertEqual(run.verdict, .unavailable(appleStatus: 21009))
     }
 
-    /// A passing fault of Apple's answers 21002 as a malformed receipt does:
-    /// one that lasts past the retries leaves the receipt unjudged.
-    func testMalformedDataIsRetriedThenUnavailable() {
+    /// 21002 through every retry (spread over the budget): the receipt is invalid (API.md).
+    func testMalformedDataIsRetriedThenInvalid() {
         let run = run([status(21002), status(21002), status(21002)])
 
         XCTAssertEqual(run.calls.count, 3)
-        XCTAssertEqual(run.verdict, .unavailable(appleStatus: 21002))
+        XCTAssertEqual(run.verdict, .invalid(appleStatus: 21002))
     }
 
     func testMalformedDataOnceIsAPassingFault() {

@@ -6,7 +6,7 @@ final class AppleStatusTests: XCTestCase {
         let table: [(Int, AppleStatusAction)] = [
             (0, .accept),
             (21000, .unavailable),
-            (21002, .retryThenUnavailable),
+            (21002, .retryThenInvalid),
             (21003, .invalid),
             (21004, .unavailable),
             (21005, .retryThenUnavailable),

@@ -35,10 +35,9 @@ def test_receipt_over_its_limit_is_an_invalid_field(api, db):
 
 
 def test_receipt_at_its_limit_passes_the_input_checks(api, db):
-    """1,400,000 characters of valid base64 are taken, recorded and sent to Apple, which finds no receipt
-    (21002: retry_later, as a passing fault of Apple's looks the same)."""
+    """1,400,000 characters of valid base64 are taken, recorded and sent to Apple, which finds no receipt."""
     data = "A" * MAX_RECEIPT_CHARACTERS
-    assert_verify_answer(api.verify(data, user_id=new_user_id()), "retry_later")
+    assert_verify_answer(api.verify(data, user_id=new_user_id()), "not_paid")
     assert db.receipts_with_sha256(receipt_sha256(data)), "the receipt at the limit has no audit row"
 
 

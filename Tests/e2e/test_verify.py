@@ -607,8 +607,7 @@ RETRY_CASES = {
     "21100 is_retryable once": ({"force_status": 21100, "fail_next": 1, "is_retryable": True,
                                  "retryable_key": "is_retryable"}, 2, "delivered"),
     "21100 not retryable": ({"force_status": 21100, "fail_next": 1}, 1, "retry_later"),
-    # Never judged: a passing fault of Apple's answers 21002 too, so the app keeps its transaction.
-    "21002 always": ({"force_status": 21002, "fail_next": 0}, 3, "retry_later"),
+    "21002 always": ({"force_status": 21002, "fail_next": 0}, 3, "not_paid"),
     "21005 always": ({"force_status": 21005, "fail_next": 0}, 3, "retry_later"),
 }
 

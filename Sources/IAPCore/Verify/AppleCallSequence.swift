@@ -23,10 +23,10 @@
 ///   that environment has attempts left: 21002, 21005, 21009, 21100-21199 with
 ///   `is-retryable` true, an HTTP status other than 200, a body that is not a
 ///   readable answer (a status 0 without a receipt included), a timeout, a
-///   connection or TLS failure. When the attempts or the budget run out:
-///   `unavailable`, 21002 included: a passing fault of Apple's answers 21002 as
-///   a malformed receipt does, so a receipt Apple kept answering 21002 was never
-///   judged, and the app must keep its transaction and try again later.
+///   connection or TLS failure. When the attempts or the budget run out, 21002
+///   is `invalid` (API.md: `not_paid`), everything else `unavailable`. The
+///   retries are spread over the budget so that a passing fault of Apple's,
+///   which answers 21002 as a malformed receipt does, is outlived.
 /// - No call, retry or switch, when less than `policy.minimumCallMs` of the
 ///   budget would be left when it starts (`AppleRetryPolicy`).
 /// - 21003, 21010: `invalid` at once. 21000, 21004, 21100-21199 without the flag,
@@ -95,6 +95,8 @@ public struct AppleCallSequence: Sendable {
             else { return finish(.unavailable(appleStatus: reply.status)) }
             switches += 1
             return call(target, afterMs: 0)
+        case .retryThenInvalid:
+            return retry(orElse: .invalid(appleStatus: reply.status), atMs: now)
         case .retryThenUnavailable:
             return retry(orElse: .unavailable(appleStatus: reply.status), atMs: now)
         case .invalid:

@@ -7,7 +7,7 @@
 /// |---|---|---|
 /// | 0 | valid | read every transaction |
 /// | 21000 | request not readable | our bug: do not retry |
-/// | 21002 | malformed data, or a passing fault | retry a few times, then retry later |
+/// | 21002 | malformed data, or a passing fault | retry a few times, then invalid |
 /// | 21003 | could not be authenticated | invalid |
 /// | 21004 | shared secret mismatch | configuration error: retry later |
 /// | 21005 | server unavailable | retry |
@@ -55,7 +55,8 @@ public struct AppleStatus: RawRepresentable, Hashable, Sendable, CustomStringCon
         case .valid, .subscriptionExpired: return .accept
         case .sandboxReceiptSentToProduction: return .sendTo(.sandbox)
         case .productionReceiptSentToSandbox: return .sendTo(.production)
-        case .malformedReceipt, .serverUnavailable, .internalDataAccessError: return .retryThenUnavailable
+        case .malformedReceipt: return .retryThenInvalid
+        case .serverUnavailable, .internalDataAccessError: return .retryThenUnavailable
         case .notAuthenticated, .accountNotFound: return .invalid
         default:
             // 21000, 21004, a non-retryable internal error, or a status nobody documented.
@@ -92,6 +93,9 @@ public enum AppleStatusAction: Equatable, Sendable {
     case accept
     /// The receipt belongs to the other environment: ask it there.
     case sendTo(AppleEnvironment)
+    /// Malformed data, or a passing fault: ask again, spread over the budget;
+    /// when the attempts run out the receipt is invalid (API.md).
+    case retryThenInvalid
     /// A passing fault: ask again; when attempts run out, retry later.
     case retryThenUnavailable
     /// The receipt is not valid: nothing was paid.
