@@ -84,7 +84,8 @@ let package = Package(
         .executableTarget(
             name: "signed-data-bench",
             dependencies: [
-                "SignedData",
+                "SignedData", "IAPCore",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
             ],
             path: "Benchmarks/SignedDataBench",
