@@ -1,6 +1,7 @@
 // The cost of verifying one StoreKit 2 JWS, on the fixtures of Tests/SignedDataTests:
 //   cold    a new verifier each time: path validation (DER parses, two ECDSA checks of the chain) + ES256
 //   cached  one verifier: the (leaf, intermediate) pair known, so two SHA-256 and one ES256 check
+//   refused an untrusted chain and a forged signature, to the same verifier
 // and, for the path validation alone, how swift-certificates' async `Verifier.validate` is reached from a
 // plain thread: on that thread (CallingThreadExecutor, what SignedDataVerifier does) or handed to Swift's
 // cooperative pool and waited for with a semaphore. Last, the receipts' SHA-256 (swift-crypto) of a
@@ -53,6 +54,19 @@ let warm = SignedDataVerifier(roots: roots)
 _ = try warm.verifyTransaction(jws)
 try measure("verify cached (known pair)", rounds) {
     _ = try warm.verifyTransaction(jws)
+}
+
+// What refusals cost: nothing refused is cached.
+for (fixture, reason) in [("untrusted.jws", SignedDataError.untrustedChain), ("forged.jws", .badSignature)] {
+    let refused = Array(read(fixture).utf8)
+    measure("refused, \(reason)", coldRounds) {
+        do {
+            _ = try warm.verifyTransaction(refused)
+            preconditionFailure("\(fixture) verified")
+        } catch {
+            precondition(error as? SignedDataError == reason)
+        }
+    }
 }
 
 // The path validation alone, both ways of calling it from a thread that is not in the pool.
