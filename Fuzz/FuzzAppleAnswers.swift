@@ -1,4 +1,5 @@
-// Compiled together with Sources/IAPCore (scripts/fuzz), so IAPCore is not imported.
+// Linked with the IAPCore module scripts/fuzz compiles with coverage (testable: internal types too).
+@testable import IAPCore
 
 /// Apple's answers: parsed, read as a verify answer, written and read again.
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -1,4 +1,5 @@
-// Compiled together with Sources/IAPCore (scripts/fuzz), so IAPCore is not imported.
+// Linked with the IAPCore module scripts/fuzz compiles with coverage (testable: internal types too).
+@testable import IAPCore
 
 /// Request bodies, query strings and paths, as a client may send them.
 @_cdecl("LLVMFuzzerTestOneInput")

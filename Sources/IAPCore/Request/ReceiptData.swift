@@ -1,3 +1,5 @@
+import Crypto
+
 /// A receipt as the client sent it, normalised and decoded. The service never
 /// looks inside it: it hashes the bytes for the audit trail and forwards the
 /// normalised base64 to Apple.
@@ -44,20 +46,10 @@ public struct ReceiptData: Equatable, Sendable {
     }
 }
 
-/// The standard base64 alphabet (RFC 4648 section 4), decoding only.
-private enum Base64 {
+/// What clients do to base64 on the way, undone before decoding.
+private extension Base64 {
     static let space = UInt8(ascii: " ")
     static let plus = UInt8(ascii: "+")
-    static let padding = UInt8(ascii: "=")
-    /// The 6-bit value of each byte; 0xFF for bytes outside the alphabet, so
-    /// that OR-ing values and testing `< 64` checks several at once.
-    static let values: [UInt8] = {
-        var table = [UInt8](repeating: 0xFF, count: 256)
-        for (value, byte) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8.enumerated() {
-            table[Int(byte)] = UInt8(value)
-        }
-        return table
-    }()
 
     /// True when `clean` would change nothing.
     static func isClean(_ raw: UnsafeBufferPointer<UInt8>) -> Bool {
@@ -76,53 +68,5 @@ private enum Base64 {
             }
         }
         return cleaned
-    }
-
-    /// Strict decoding; nil for a wrong length, a byte outside the alphabet or
-    /// padding anywhere but at the end.
-    static func decode(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
-        guard text.count % 4 == 0 else { return nil }
-        // One or two trailing `=`; any other `=` is outside the alphabet below.
-        var paddingCount = 0
-        if text.count >= 4 && text[text.count - 1] == padding {
-            paddingCount = text[text.count - 2] == padding ? 2 : 1
-        }
-        let significant = text.count - paddingCount
-        var valid = true
-        let output = values.withUnsafeBufferPointer { values in
-            [UInt8](unsafeUninitializedCapacity: significant / 4 * 3 + 2) { output, written in
-                var index = 0
-                var end = 0
-                while index + 4 <= significant {
-                    let a = values[Int(text[index])]
-                    let b = values[Int(text[index + 1])]
-                    let c = values[Int(text[index + 2])]
-                    let d = values[Int(text[index + 3])]
-                    guard a | b | c | d < 64 else {
-                        valid = false
-                        break
-                    }
-                    output[end] = a << 2 | b >> 4
-                    output[end + 1] = b << 4 | c >> 2
-                    output[end + 2] = c << 6 | d
-                    index += 4
-                    end += 3
-                }
-                if valid && significant - index >= 2 {  // 2 or 3 characters before the padding
-                    let a = values[Int(text[index])]
-                    let b = values[Int(text[index + 1])]
-                    let c = significant - index == 3 ? values[Int(text[index + 2])] : 0
-                    valid = a | b | c < 64
-                    output[end] = a << 2 | b >> 4
-                    end += 1
-                    if significant - index == 3 {
-                        output[end] = b << 4 | c >> 2
-                        end += 1
-                    }
-                }
-                written = valid ? end : 0
-            }
-        }
-        return valid ? output : nil
     }
 }

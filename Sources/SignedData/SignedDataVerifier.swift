@@ -1,0 +1,93 @@
+import Crypto
+import Foundation
+import IAPCore
+@_spi(DisableValidityCheck) import X509
+
+/// Verifies JWS signed by Apple (StoreKit 2 transactions, server
+/// notifications) with no network call, as API.md step 2 says: three parts,
+/// `alg` ES256, `x5c` of three certificates whose leaf and intermediate chain
+/// to a trusted root and carry Apple's marker OIDs, every certificate of the
+/// chain valid at the payload's `signedDate`, and the ES256 signature by the
+/// leaf's key over `header.payload`. The `x5c` root is not used: the chain
+/// must end at one of `roots`.
+///
+/// Pure CPU work, safe to call from several threads at once; path validations
+/// are cached (`VerifiedChainCache`), so a JWS from a known leaf costs one
+/// ECDSA verification.
+public final class SignedDataVerifier: Sendable {
+    private let roots: CertificateStore
+    private let chains: VerifiedChainCache
+
+    /// - Parameter cacheCapacity: verified (leaf, intermediate) pairs kept.
+    public init(roots: TrustedRoots = .apple, cacheCapacity: Int = 64) {
+        self.roots = CertificateStore(roots.certificates)
+        self.chains = VerifiedChainCache(capacity: cacheCapacity)
+    }
+
+    /// The verified payload, as Apple wrote it and parsed.
+    public func verify(_ jws: [UInt8]) throws(SignedDataError) -> (payload: [UInt8], json: JSONObject) {
+        let parts = try CompactJWS(jws)
+        let chainDER = try parts.certificateChainDER()
+        guard let json = (try? JSONParser.parse(parts.payload))?.objectValue else {
+            throw SignedDataError.invalidPayload
+        }
+        let signedDate = try PayloadFields(json).requiredInteger("signedDate")
+        let chain = try verifiedChain(leafDER: chainDER[0], intermediateDER: chainDER[1])
+        guard chain.validity.contains(signedDate) else { throw SignedDataError.expiredAtSignedDate }
+        guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: parts.signature),
+              chain.leafKey.isValidSignature(signature, for: parts.signingInput)
+        else { throw SignedDataError.badSignature }
+        return (parts.payload, json)
+    }
+
+    /// A StoreKit 2 transaction, verified and decoded.
+    public func verifyTransaction(_ jws: [UInt8]) throws(SignedDataError) -> SignedTransaction {
+        let (payload, json) = try verify(jws)
+        return try SignedTransaction(payload: payload, json: json)
+    }
+
+    /// Verified pairs known so far (for tests and metrics).
+    public var cachedChainCount: Int {
+        chains.count
+    }
+
+    private func verifiedChain(leafDER: [UInt8], intermediateDER: [UInt8]) throws(SignedDataError) -> VerifiedChain {
+        let fingerprint = ChainFingerprint(leafDER: leafDER, intermediateDER: intermediateDER)
+        if let known = chains[fingerprint] { return known }
+        guard let leaf = try? Certificate(derEncoded: leafDER),
+              let intermediate = try? Certificate(derEncoded: intermediateDER)
+        else { throw SignedDataError.malformed }
+        let path = validatedPath(leaf: leaf, intermediate: intermediate)
+        // leaf, the intermediate given, a root: a leaf issued by a root itself has no intermediate to check.
+        guard let path, path.count == 3, path[1] == intermediate else { throw SignedDataError.untrustedChain }
+        guard path[1].extensions[oid: AppleMarkerOID.intermediate] != nil,
+              path[0].extensions[oid: AppleMarkerOID.leaf] != nil
+        else { throw SignedDataError.missingMarkerOID }
+        guard let leafKey = P256.Signing.PublicKey(leaf.publicKey) else { throw SignedDataError.unsupportedLeafKey }
+        let from = path.map { milliseconds($0.notValidBefore) }.max()!
+        let until = path.map { milliseconds($0.notValidAfter) }.min()!
+        guard from <= until else { throw SignedDataError.expiredAtSignedDate }  // never all valid at once
+        let chain = VerifiedChain(leafKey: leafKey, validity: from...until)
+        chains.insert(chain, for: fingerprint)
+        return chain
+    }
+
+    /// The chain from `leaf` through `intermediate` to a trusted root, its
+    /// signatures, basic and name constraints checked (RFC 5280), or nil.
+    /// Validity in time is left out here and checked by the caller at
+    /// `signedDate`, so that the result can be cached whatever the date.
+    private func validatedPath(leaf: Certificate, intermediate: Certificate) -> [Certificate]? {
+        let roots = self.roots
+        return CallingThreadExecutor.run {
+            var verifier = Verifier(rootCertificates: roots) { RFC5280Policy.withValidityCheckDisabled() }
+            switch await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate])) {
+            case .validCertificate(let chain): return Array(chain)
+            case .couldNotValidate: return nil
+            }
+        }
+    }
+
+    private func milliseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+    }
+}

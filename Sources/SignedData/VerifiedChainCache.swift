@@ -1,0 +1,59 @@
+import Crypto
+import IAPCore
+import Synchronization
+
+/// A leaf and intermediate already found to chain to a trusted root with
+/// Apple's marker OIDs: what a verification needs of them afterwards.
+struct VerifiedChain: Sendable {
+    /// The leaf's key, which signs the JWS.
+    let leafKey: P256.Signing.PublicKey
+    /// When all three certificates of the chain (leaf, intermediate, root) are
+    /// valid, in ms since 1970, both ends included.
+    let validity: ClosedRange<Int64>
+}
+
+/// Which leaf and intermediate a JWS names: the SHA-256 of each DER.
+struct ChainFingerprint: Hashable, Sendable {
+    let leaf: SHA256Digest
+    let intermediate: SHA256Digest
+
+    init(leafDER: [UInt8], intermediateDER: [UInt8]) {
+        self.leaf = SHA256.hash(data: leafDER)
+        self.intermediate = SHA256.hash(data: intermediateDER)
+    }
+}
+
+/// Verified (leaf, intermediate) pairs, so that a JWS signed by a known pair
+/// costs two SHA-256 of its certificates and one ECDSA check instead of a path
+/// validation (three DER parses and two ECDSA checks).
+///
+/// What is cached is the path alone, which does not depend on time: the
+/// chain's signatures, constraints and OIDs. Validity at the JWS's
+/// `signedDate` is checked on every call against the chain's `validity`, so a
+/// cached pair answers exactly as a fresh validation would. (Only if several
+/// configured roots could anchor the same pair, with different validity, could
+/// a fresh search find another one: the roots are the operator's few, and a
+/// JWS outside the cached window is validated afresh anyway.) Refusals are not
+/// cached: a forged chain costs its sender a path validation each time.
+///
+/// Thread-safe; bounded, the oldest pair going first. Apple signs with a few
+/// leaves at a time (production, sandbox), renewed every year or so.
+final class VerifiedChainCache: Sendable {
+    private let chains: Mutex<BoundedDictionary<ChainFingerprint, VerifiedChain>>
+
+    init(capacity: Int) {
+        self.chains = Mutex(BoundedDictionary(capacity: capacity))
+    }
+
+    subscript(fingerprint: ChainFingerprint) -> VerifiedChain? {
+        chains.withLock { $0[fingerprint] }
+    }
+
+    func insert(_ chain: VerifiedChain, for fingerprint: ChainFingerprint) {
+        chains.withLock { $0.insert(chain, for: fingerprint) }
+    }
+
+    var count: Int {
+        chains.withLock { $0.count }
+    }
+}

@@ -1,0 +1,205 @@
+import Foundation
+import IAPCore
+import SignedData
+import XCTest
+
+/// API.md step 2, check by check, on JWS signed with the test PKI by another
+/// implementation (Fixtures/regenerate): one good transaction and every bad
+/// input of issue 11, each refused with its own reason.
+final class SignedDataVerifierTests: XCTestCase {
+    typealias Fixtures = SignedDataFixtures
+
+    private func verifier(trusting pem: String = Fixtures.testRootPEM) -> SignedDataVerifier {
+        SignedDataVerifier(roots: try! TrustedRoots(pem: pem))
+    }
+
+    private func assertRefused(
+        _ jws: String, _ reason: SignedDataError, by verifier: SignedDataVerifier? = nil,
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
+        XCTAssertThrowsError(try (verifier ?? self.verifier()).verifyTransaction(Array(jws.utf8)), file: file, line: line) {
+            XCTAssertEqual($0 as? SignedDataError, reason, file: file, line: line)
+        }
+    }
+
+    func testGoodTransactionVerifiesAndDecodes() throws {
+        let jws = Fixtures.jws("good")
+        let transaction = try verifier().verifyTransaction(Array(jws.utf8))
+        XCTAssertEqual(transaction.transactionID, "2000000123456789")
+        XCTAssertEqual(transaction.productID, "com.example.game.gems100")
+        XCTAssertEqual(transaction.bundleID, "com.example.game")
+        XCTAssertEqual(transaction.appAccountToken, "6f9619ff-8b86-4d01-b42d-00c04fc964ff")
+        XCTAssertEqual(transaction.environment, "Production")
+        XCTAssertEqual(transaction.quantity, 1)
+        XCTAssertNil(transaction.revocationDate)
+        XCTAssertEqual(transaction.payload, Fixtures.payload(jws), "Apple's payload is kept byte for byte")
+    }
+
+    func testTwoPartsAreMalformed() {
+        let parts = Fixtures.parts(Fixtures.jws("good"))
+        assertRefused(parts[0] + "." + parts[1], .malformed)
+        assertRefused(parts.joined(separator: ".") + ".", .malformed)
+    }
+
+    func testBadBase64URLIsMalformed() {
+        let parts = Fixtures.parts(Fixtures.jws("good"))
+        assertRefused([parts[0], parts[1] + "*", parts[2]].joined(separator: "."), .malformed)
+        // Standard base64 and padding are not base64url.
+        assertRefused([parts[0], parts[1], parts[2] + "="].joined(separator: "."), .malformed)
+        assertRefused([parts[0], "+" + parts[1].dropFirst(), parts[2]].joined(separator: "."), .malformed)
+        assertRefused([parts[0], "/" + parts[1].dropFirst(), parts[2]].joined(separator: "."), .malformed)
+    }
+
+    func testAlgNoneAndHS256AreRefused() {
+        let good = Fixtures.jws("good")
+        assertRefused(Fixtures.settingHeader("alg", to: .string("none"), in: good), .unsupportedAlgorithm)
+        assertRefused(Fixtures.settingHeader("alg", to: .string("HS256"), in: good), .unsupportedAlgorithm)
+        assertRefused(Fixtures.settingHeader("alg", to: .string("ES384"), in: good), .unsupportedAlgorithm)
+        // alg none with the signature dropped, as an attacker would send it.
+        let unsigned = Fixtures.parts(Fixtures.settingHeader("alg", to: .string("none"), in: good))
+        assertRefused(unsigned[0] + "." + unsigned[1] + ".", .malformed)
+    }
+
+    func testTwoCertificatesAreRefused() {
+        let good = Fixtures.jws("good")
+        let x5c = Fixtures.header(good)["x5c"]!.arrayValue!
+        assertRefused(Fixtures.settingHeader("x5c", to: .array(Array(x5c.prefix(2))), in: good), .wrongCertificateCount)
+        assertRefused(Fixtures.settingHeader("x5c", to: .array(x5c + [x5c[2]]), in: good), .wrongCertificateCount)
+    }
+
+    func testChainToARootNotConfiguredIsUntrusted() {
+        assertRefused(Fixtures.jws("untrusted"), .untrustedChain)
+        // The good chain, when only the other root is trusted, and Apple's real root alone.
+        assertRefused(Fixtures.jws("good"), .untrustedChain, by: verifier(trusting: Fixtures.untrustedRootPEM))
+        assertRefused(Fixtures.jws("good"), .untrustedChain, by: SignedDataVerifier(roots: .apple))
+    }
+
+    func testAnyConfiguredRootAnchors() throws {
+        let both = verifier(trusting: Fixtures.untrustedRootPEM + "\n" + Fixtures.testRootPEM)
+        XCTAssertNoThrow(try both.verifyTransaction(Array(Fixtures.jws("good").utf8)))
+        XCTAssertNoThrow(try both.verifyTransaction(Array(Fixtures.jws("untrusted").utf8)))
+    }
+
+    func testIntermediateWithoutItsOIDIsRefused() {
+        assertRefused(Fixtures.jws("intermediate-without-oid"), .missingMarkerOID)
+    }
+
+    func testLeafWithoutItsOIDIsRefused() {
+        assertRefused(Fixtures.jws("leaf-without-oid"), .missingMarkerOID)
+    }
+
+    func testCertificateExpiredAtSignedDateIsRefused() {
+        assertRefused(Fixtures.jws("expired-leaf"), .expiredAtSignedDate)
+    }
+
+    func testSignedDateOutsideTheChainsValidityIsRefusedEvenWhenCached() throws {
+        let verifier = verifier()
+        let good = Fixtures.jws("good")
+        _ = try verifier.verifyTransaction(Array(good.utf8))
+        XCTAssertEqual(verifier.cachedChainCount, 1)
+        // Payloads re-signed are not possible here, so the date is changed and the signature fails
+        // after the date check: the date check must come first and say so.
+        for signedDate in ["1000", "99999999999999"] {
+            let payload = String(decoding: Fixtures.payload(good), as: UTF8.self)
+                .replacingOccurrences(of: #""signedDate":\d+"#, with: "\"signedDate\":\(signedDate)",
+                                      options: .regularExpression)
+            assertRefused(Fixtures.replacingPayload(of: good, with: Array(payload.utf8)), .expiredAtSignedDate,
+                          by: verifier)
+        }
+    }
+
+    func testSignatureByAnotherKeyIsRefused() {
+        assertRefused(Fixtures.jws("forged"), .badSignature)
+    }
+
+    func testPayloadChangedAfterSigningIsRefused() {
+        let good = Fixtures.jws("good")
+        let payload = String(decoding: Fixtures.payload(good), as: UTF8.self)
+            .replacingOccurrences(of: "com.example.game.gems100", with: "com.example.game.gems999")
+        assertRefused(Fixtures.replacingPayload(of: good, with: Array(payload.utf8)), .badSignature)
+    }
+
+    func testSignatureNot64BytesIsRefused() {
+        let parts = Fixtures.parts(Fixtures.jws("good"))
+        let short = Fixtures.base64URL(Array(Base64.decodeURL(ArraySlice(parts[2].utf8))!.dropLast()))
+        assertRefused([parts[0], parts[1], short].joined(separator: "."), .badSignature)
+    }
+
+    func testPayloadWithoutSignedDateIsInvalid() {
+        let good = Fixtures.jws("good")
+        let payload = String(decoding: Fixtures.payload(good), as: UTF8.self)
+            .replacingOccurrences(of: "\"signedDate\"", with: "\"signed\"")
+        assertRefused(Fixtures.replacingPayload(of: good, with: Array(payload.utf8)), .invalidPayload)
+        assertRefused(Fixtures.replacingPayload(of: good, with: Array("[1]".utf8)), .invalidPayload)
+    }
+
+    func testX5cThatIsNotBase64DERIsMalformed() {
+        let good = Fixtures.jws("good")
+        let x5c = Fixtures.header(good)["x5c"]!.arrayValue!
+        assertRefused(Fixtures.settingHeader("x5c", to: .array([.string("bm90IGEgY2VydA=="), x5c[1], x5c[2]]), in: good),
+                      .malformed)
+        assertRefused(Fixtures.settingHeader("x5c", to: .array([.number("1"), x5c[1], x5c[2]]), in: good), .malformed)
+        assertRefused(Fixtures.settingHeader("x5c", to: .string("x"), in: good), .malformed)
+    }
+
+    func testTheX5cRootIsNotTrustedForBeingThere() {
+        // The untrusted chain names its own root in x5c: that root must not anchor anything.
+        assertRefused(Fixtures.jws("untrusted"), .untrustedChain)
+    }
+
+    func testAKnownPairIsCachedOnce() throws {
+        let verifier = verifier()
+        for _ in 0..<3 {
+            _ = try verifier.verifyTransaction(Array(Fixtures.jws("good").utf8))
+        }
+        XCTAssertEqual(verifier.cachedChainCount, 1)
+        assertRefused(Fixtures.jws("forged"), .badSignature, by: verifier)
+        assertRefused(Fixtures.jws("untrusted"), .untrustedChain, by: verifier)
+        XCTAssertEqual(verifier.cachedChainCount, 1, "refusals are not cached")
+    }
+
+    func testTheCacheIsBounded() throws {
+        let verifier = SignedDataVerifier(
+            roots: try TrustedRoots(pem: Fixtures.testRootPEM + "\n" + Fixtures.untrustedRootPEM), cacheCapacity: 1)
+        _ = try verifier.verifyTransaction(Array(Fixtures.jws("good").utf8))
+        _ = try verifier.verifyTransaction(Array(Fixtures.jws("untrusted").utf8))
+        XCTAssertEqual(verifier.cachedChainCount, 1)
+        XCTAssertNoThrow(try verifier.verifyTransaction(Array(Fixtures.jws("good").utf8)))
+    }
+
+    func testVerifiesFromSeveralThreadsAtOnce() {
+        let verifier = verifier()
+        let jwsList = ["good", "forged", "untrusted", "expired-leaf"].map { Array(Fixtures.jws($0).utf8) }
+        let outcomes = Locked([String](repeating: "", count: 64))
+        DispatchQueue.concurrentPerform(iterations: 64) { index in
+            let outcome: String
+            do {
+                _ = try verifier.verifyTransaction(jwsList[index % jwsList.count])
+                outcome = "ok"
+            } catch {
+                outcome = "\(error)"
+            }
+            outcomes.set(index, outcome)
+        }
+        let expected = ["ok", "badSignature", "untrustedChain", "expiredAtSignedDate"]
+        XCTAssertEqual(outcomes.value, (0..<64).map { expected[$0 % 4] })
+    }
+}
+
+/// An array written from several threads, one index each.
+private final class Locked: @unchecked Sendable {
+    private let lock = NSLock()
+    private var values: [String]
+
+    init(_ values: [String]) {
+        self.values = values
+    }
+
+    func set(_ index: Int, _ value: String) {
+        lock.withLock { values[index] = value }
+    }
+
+    var value: [String] {
+        lock.withLock { values }
+    }
+}
