@@ -29,15 +29,33 @@ public final class PendingReceipts {
             let counts = statuses.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
             var lines = ["retried \(examined) receipt(s)" + (counts.isEmpty ? "" : ": \(counts)")]
             if !superseded.isEmpty {
+                let listed = superseded.prefix(Self.supersededListed).map { "\($0.receiptID) (by \($0.by))" }
                 lines.append(
                     "closed \(superseded.count) receipt(s) whose bytes completed in another row: "
-                        + superseded.map { "\($0.receiptID) (by \($0.by))" }.joined(separator: ", "))
+                        + listed.joined(separator: ", ") + Self.more(superseded.count - listed.count))
             }
             if !givenUp.isEmpty {
                 lines.append("gave up on \(givenUp.count) receipt(s):")
-                lines += givenUp.map { "  receipt \($0.receiptID) after \($0.attempts) attempt(s): \($0.reason)" }
+                lines += givenUp.prefix(Self.givenUpListed).map {
+                    "  receipt \($0.receiptID) after \($0.attempts) attempt(s): \($0.reason)"
+                }
+                if givenUp.count > Self.givenUpListed {
+                    lines.append(
+                        "  and \(givenUp.count - Self.givenUpListed) more: "
+                            + "SELECT receipt_id, retry_final_reason FROM receipts WHERE retry_final_state = 'gave_up'")
+                }
             }
             return lines.joined(separator: "\n")
+        }
+
+        /// Superseded rows need no one's attention: a few are named, as examples.
+        static let supersededListed = 20
+        /// Receipts given up on are each worth a look, but a run after a long
+        /// outage must still print a readable report.
+        static let givenUpListed = 100
+
+        private static func more(_ count: Int) -> String {
+            count > 0 ? " and \(count) more" : ""
         }
     }
 
