@@ -60,6 +60,16 @@ final class ServerAPICallSequenceTests: XCTestCase {
             calls.next(after: answer(429, retryAfter: wall - 5), atMs: 720, wallClockMs: wall + 710), .call(.production, afterMs: 0))
     }
 
+    func test429WithoutAUsableRetryAfterWaitsTheBackoff() {
+        for retryAfter in [nil, Int64(2)] {
+            var calls = sequence()
+            _ = calls.start(atMs: 0)
+            XCTAssertEqual(
+                calls.next(after: answer(429, retryAfter: retryAfter), atMs: 10, wallClockMs: wall),
+                .call(.production, afterMs: policy.backoffMs(afterAttempt: 1, jitter: 1)))
+        }
+    }
+
     func test429PastTheBudgetEndsUnavailableAtOnce() {
         var calls = sequence()
         _ = calls.start(atMs: 0)

@@ -12,7 +12,7 @@
 /// - 200: `answered`, the body for the caller to read and verify.
 /// - 401: `unauthorized` at once (a bad token or key: asking again will not help).
 /// - 429: called again once `Retry-After` has passed (or after the backoff
-///   when it has none); when that moment leaves less than
+///   when it has none, or one that is not a UNIX time in ms); when that moment leaves less than
 ///   `policy.minimumCallMs` of the budget, `unavailable` at once.
 /// - 5xx, any other status, a timeout, a connection or TLS failure: retried in
 ///   the same environment after `policy.backoffMs` while it has attempts left
@@ -21,6 +21,9 @@
 public struct ServerAPICallSequence: Sendable {
     /// Apple's errorCode for "transaction id not found".
     public static let transactionIDNotFound = 4_040_010
+    /// A `Retry-After` below this (2001-09-09 in ms) is not Apple's UNIX time in
+    /// milliseconds (seconds, say): it counts as absent, and the backoff applies.
+    static let earliestRetryAfterMs: Int64 = 1_000_000_000_000
 
     public let policy: AppleRetryPolicy
     public let sandboxFallback: Bool
@@ -78,7 +81,8 @@ public struct ServerAPICallSequence: Sendable {
         case 400, 404:
             return finish(.notFound)
         case 429:
-            let waitMs = retryAfter.map { Int(clamping: max($0 - wallClockMs, 0)) } ?? backoff()
+            let waitMs = retryAfter.flatMap { $0 >= Self.earliestRetryAfterMs ? $0 : nil }
+                .map { Int(clamping: max($0 - wallClockMs, 0)) } ?? backoff()
             return retry(afterMs: waitMs, atMs: now)
         default:
             return retry(afterMs: backoff(), atMs: now)
