@@ -199,3 +199,18 @@ def test_an_untrusted_certificate_is_never_talked_to(simulator):
     status, out, err, _ = run_iapctl("lookup", order_id)
     assert status == 1 and out == "" and "did not answer in time" in err, (status, out, err)
     assert server_api_requests(simulator) == []
+
+
+def test_iap_fcgi_refuses_to_start_with_a_bad_key_naming_the_variable(tmp_path):
+    not_a_key = os.path.join(certs_dir(), "ca.pem")
+    for key_file, problem in ((str(tmp_path / "missing.p8"), "cannot read"), (not_a_key, "not a P-256 private key")):
+        env = {"PATH": os.environ["PATH"], "IAP_LISTEN": str(tmp_path / "never.sock"),
+               "IAP_BUNDLE_IDS": "com.example.game", "IAP_APPSTORE_KEY_ID": "SIMKEY0001",
+               "IAP_APPSTORE_ISSUER_ID": "issuer", "IAP_APPSTORE_PRIVATE_KEY_FILE": key_file}
+        result = subprocess.run([str(REPO / ".build" / "release" / "iap-fcgi")], env=env, capture_output=True,
+                                text=True, timeout=30)
+        assert result.returncode != 0, result.stderr
+        assert f"IAP_APPSTORE_PRIVATE_KEY_FILE: {key_file}" in result.stderr or \
+            f"IAP_APPSTORE_PRIVATE_KEY_FILE: {problem}" in result.stderr, result.stderr
+        assert problem in result.stderr, result.stderr
+        assert not os.path.exists(tmp_path / "never.sock")

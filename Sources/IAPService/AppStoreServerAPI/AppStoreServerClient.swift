@@ -30,21 +30,19 @@ final class AppStoreServerClient: Sendable {
     private let tokens: Locked<AppStoreTokenCache>
     private let unauthorizedLogged = Locked(false)
 
-    /// nil when `IAP_APPSTORE_*` holds no credentials.
+    /// The token signer of `IAP_APPSTORE_*`, nil when it holds no credentials.
+    /// Read at start-up, before anything listens.
     /// - Throws: `ConfigurationError` naming `IAP_APPSTORE_PRIVATE_KEY_FILE` when
     ///   the key cannot be read or is not a P-256 private key (its contents are never shown).
-    init?(
-        configuration: ServiceConfiguration, apple: AppleClient, verifier: SignedDataVerifier
-    ) throws(ConfigurationError) {
+    static func signer(_ configuration: ServiceConfiguration) throws(ConfigurationError) -> AppStoreTokenSigner? {
         guard let credentials = configuration.appStore.credentials else { return nil }
         let variable = "IAP_APPSTORE_PRIVATE_KEY_FILE"
         guard let pem = readSmallTextFile(credentials.privateKeyFile) else {
             throw ConfigurationError(
                 variable: variable, problem: "cannot read \(credentials.privateKeyFile): \(String(cString: strerror(errno)))")
         }
-        let signer: AppStoreTokenSigner
         do {
-            signer = try AppStoreTokenSigner(
+            return try AppStoreTokenSigner(
                 privateKeyPEM: pem, keyID: credentials.keyID, issuerID: credentials.issuerID,
                 bundleID: configuration.bundleIDs[0])
         } catch {
@@ -52,6 +50,11 @@ final class AppStoreServerClient: Sendable {
                 variable: variable,
                 problem: "\(credentials.privateKeyFile) is not a P-256 private key in PEM (the In-App Purchase key, .p8)")
         }
+    }
+
+    init(
+        configuration: ServiceConfiguration, signer: AppStoreTokenSigner, apple: AppleClient, verifier: SignedDataVerifier
+    ) {
         self.apple = apple
         self.api = configuration.appStore
         self.caFile = configuration.caFile

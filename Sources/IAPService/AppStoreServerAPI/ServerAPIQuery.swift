@@ -35,16 +35,15 @@ public final class ServerAPIQuery {
     /// - Throws: `NotConfigured` without `IAP_APPSTORE_*` credentials,
     ///   `ConfigurationError` for a bad key or root file, `CurlError` when libcurl cannot start.
     public init(configuration: ServiceConfiguration, rootCAFile: String?) throws {
-        let roots = try Self.trustedRoots(rootCAFile)
-        apple = try AppleClient(endpoints: AppleEndpoints(configuration))
-        guard let client = try AppStoreServerClient(
-            configuration: configuration, apple: apple, verifier: SignedDataVerifier(roots: roots))
-        else {
+        guard let signer = try AppStoreServerClient.signer(configuration) else {
             throw NotConfigured(
                 description: "the App Store Server API is not configured: set IAP_APPSTORE_KEY_ID,"
                     + " IAP_APPSTORE_ISSUER_ID and IAP_APPSTORE_PRIVATE_KEY_FILE (the In-App Purchase key)")
         }
-        self.client = client
+        let roots = try Self.trustedRoots(rootCAFile)
+        apple = try AppleClient(endpoints: AppleEndpoints(configuration))
+        client = AppStoreServerClient(
+            configuration: configuration, signer: signer, apple: apple, verifier: SignedDataVerifier(roots: roots))
     }
 
     /// Look Up Order ID: the order's transactions.

@@ -38,6 +38,7 @@ public final class Service: Sendable {
         self.configuration = configuration
         descriptorLimit = FileDescriptorLimit.raiseToMaximum()
         HeapReturn.start()
+        let appStoreSigner = try AppStoreServerClient.signer(configuration)  // a bad key stops us before we listen
         MariaDBConnection.initialiseLibrary()
         let policy = ConnectionPolicy(
             allowedPeers: Set(configuration.allowedClientAddresses.map(\.bytes)),
@@ -56,7 +57,10 @@ public final class Service: Sendable {
         let settings = SettingsCache()
         settings.startRefreshing(from: database)
         apple = try AppleClient(endpoints: AppleEndpoints(configuration), waitingLimit: configuration.verifyQueueLimit)
-        appStoreServer = try AppStoreServerClient(configuration: configuration, apple: apple, verifier: SignedDataVerifier())
+        let apple = self.apple
+        appStoreServer = appStoreSigner.map {
+            AppStoreServerClient(configuration: configuration, signer: $0, apple: apple, verifier: SignedDataVerifier())
+        }
         let verification = Verification(
             bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy, settings: settings,
             queueLimit: configuration.verifyQueueLimit)
