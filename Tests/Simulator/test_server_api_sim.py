@@ -27,7 +27,7 @@ def certs(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def api(certs):
+def sim_api(certs):
     process, ports = start_simulator(certs)  # the key from CERTS/appstore-key.p8, the default ids
     yield ServerAPIClient(certs, ports)
     process.terminate()
@@ -35,8 +35,8 @@ def api(certs):
 
 
 @pytest.fixture(autouse=True)
-def fresh(api):
-    requests.post(f"{api.control_url}/control", json={"reset": True}, timeout=5).raise_for_status()
+def fresh_server_api(sim_api):
+    requests.post(f"{sim_api.control_url}/control", json={"reset": True}, timeout=5).raise_for_status()
 
 
 def _b64url(data):
@@ -82,11 +82,11 @@ class ServerAPIClient:
         return answer.json()
 
 
-def test_a_registered_transaction_is_answered_signed_in_its_environments(api):
-    tid = api.register(environments=("Sandbox",), app_account_token=str(uuid.uuid4()))
-    missing = api.get("production", f"/inApps/v1/transactions/{tid}")
+def test_a_registered_transaction_is_answered_signed_in_its_environments(sim_api):
+    tid = sim_api.register(environments=("Sandbox",), app_account_token=str(uuid.uuid4()))
+    missing = sim_api.get("production", f"/inApps/v1/transactions/{tid}")
     assert missing.status_code == 404 and missing.json()["errorCode"] == 4040010
-    found = api.get("sandbox", f"/inApps/v1/transactions/{tid}")
+    found = sim_api.get("sandbox", f"/inApps/v1/transactions/{tid}")
     assert found.status_code == 200, found.text
     jws = found.json()["signedTransactionInfo"]
     header = json.loads(base64.urlsafe_b64decode(jws.split(".")[0] + "=="))
@@ -96,16 +96,16 @@ def test_a_registered_transaction_is_answered_signed_in_its_environments(api):
     assert payload["productId"] == "com.example.game.gems"
 
 
-def test_lookup_answers_registered_orders_in_production_only(api):
-    tids = [api.register(), api.register(product_id="com.example.game.coins")]
-    answer = requests.post(f"{api.control_url}/server_api/orders", json={"order_id": "MK5TTTVWJH",
+def test_lookup_answers_registered_orders_in_production_only(sim_api):
+    tids = [sim_api.register(), sim_api.register(product_id="com.example.game.coins")]
+    answer = requests.post(f"{sim_api.control_url}/server_api/orders", json={"order_id": "MK5TTTVWJH",
                                                                          "transaction_ids": tids}, timeout=5)
     assert answer.status_code == 200, answer.text
-    found = api.get("production", "/inApps/v1/lookup/MK5TTTVWJH").json()
+    found = sim_api.get("production", "/inApps/v1/lookup/MK5TTTVWJH").json()
     assert found["status"] == 0 and [_payload(j)["transactionId"] for j in found["signedTransactions"]] == tids
-    assert api.get("production", "/inApps/v1/lookup/UNKNOWN1").json() == {"status": 1}
-    assert api.get("sandbox", "/inApps/v1/lookup/MK5TTTVWJH").status_code == 404
-    refused = requests.post(f"{api.control_url}/server_api/orders",
+    assert sim_api.get("production", "/inApps/v1/lookup/UNKNOWN1").json() == {"status": 1}
+    assert sim_api.get("sandbox", "/inApps/v1/lookup/MK5TTTVWJH").status_code == 404
+    refused = requests.post(f"{sim_api.control_url}/server_api/orders",
                             json={"order_id": "X", "transaction_ids": ["999"]}, timeout=5)
     assert refused.status_code == 400 and "unregistered" in refused.text
 
@@ -117,50 +117,50 @@ def test_lookup_answers_registered_orders_in_production_only(api):
                                                                 "exp": int(time.time()) - 10},
     {"key": ec.generate_private_key(ec.SECP256R1())},
 ])
-def test_a_bad_token_is_401(api, change):
-    tid = api.register()
-    assert api.get("production", f"/inApps/v1/transactions/{tid}").status_code == 200
-    assert api.get("production", f"/inApps/v1/transactions/{tid}", token=api.token(**change)).status_code == 401
+def test_a_bad_token_is_401(sim_api, change):
+    tid = sim_api.register()
+    assert sim_api.get("production", f"/inApps/v1/transactions/{tid}").status_code == 200
+    assert sim_api.get("production", f"/inApps/v1/transactions/{tid}", token=sim_api.token(**change)).status_code == 401
 
 
-def test_no_token_or_a_malformed_one_is_401(api):
-    tid = api.register()
-    assert api.get("production", f"/inApps/v1/transactions/{tid}", token=False).status_code == 401
-    assert api.get("production", f"/inApps/v1/transactions/{tid}", token="a.b").status_code == 401
-    assert api.get("production", f"/inApps/v1/transactions/{tid}", token="x.y.z").status_code == 401
+def test_no_token_or_a_malformed_one_is_401(sim_api):
+    tid = sim_api.register()
+    assert sim_api.get("production", f"/inApps/v1/transactions/{tid}", token=False).status_code == 401
+    assert sim_api.get("production", f"/inApps/v1/transactions/{tid}", token="a.b").status_code == 401
+    assert sim_api.get("production", f"/inApps/v1/transactions/{tid}", token="x.y.z").status_code == 401
 
 
-def test_http2_requests_carry_the_token_too(api):
-    tid = api.register()
-    with httpx.Client(http2=True, verify=ssl.create_default_context(cafile=api.ca)) as client:
-        answer = client.get(f"https://127.0.0.1:{api.ports['production']}/inApps/v1/transactions/{tid}",
-                            headers={"Authorization": "Bearer " + api.token()})
+def test_http2_requests_carry_the_token_too(sim_api):
+    tid = sim_api.register()
+    with httpx.Client(http2=True, verify=ssl.create_default_context(cafile=sim_api.ca)) as client:
+        answer = client.get(f"https://127.0.0.1:{sim_api.ports['production']}/inApps/v1/transactions/{tid}",
+                            headers={"Authorization": "Bearer " + sim_api.token()})
     assert answer.http_version == "HTTP/2" and answer.status_code == 200, answer.text
 
 
-def test_a_429_carries_retry_after_as_a_unix_time_in_ms_and_fail_next_clears_it(api):
-    tid = api.register()
-    api.control(api_fault=429, api_fail_next=1, api_retry_after_ms=1500)
+def test_a_429_carries_retry_after_as_a_unix_time_in_ms_and_fail_next_clears_it(sim_api):
+    tid = sim_api.register()
+    sim_api.control(api_fault=429, api_fail_next=1, api_retry_after_ms=1500)
     before = int(time.time() * 1000)
-    limited = api.get("production", f"/inApps/v1/transactions/{tid}")
+    limited = sim_api.get("production", f"/inApps/v1/transactions/{tid}")
     assert limited.status_code == 429
     retry_after = int(limited.headers["Retry-After"])
     assert before + 1500 <= retry_after <= int(time.time() * 1000) + 1500
-    assert api.get("production", f"/inApps/v1/transactions/{tid}").status_code == 200
-    requests_seen = requests.get(f"{api.control_url}/stats", timeout=5).json()["server_api"]["requests"]
+    assert sim_api.get("production", f"/inApps/v1/transactions/{tid}").status_code == 200
+    requests_seen = requests.get(f"{sim_api.control_url}/stats", timeout=5).json()["server_api"]["requests"]
     assert [r["status"] for r in requests_seen] == [429, 200]
 
 
-def test_a_500_fault_hits_only_the_environment_asked(api):
-    tid = api.register(environments=("Production", "Sandbox"))
-    api.control(api_fault=500, api_fault_env="sandbox")
-    assert api.get("sandbox", f"/inApps/v1/transactions/{tid}").status_code == 500
-    assert api.get("production", f"/inApps/v1/transactions/{tid}").status_code == 200
-    assert api.control(api_fault=None)["api_fault"] is None
-    assert api.get("sandbox", f"/inApps/v1/transactions/{tid}").status_code == 200
+def test_a_500_fault_hits_only_the_environment_asked(sim_api):
+    tid = sim_api.register(environments=("Production", "Sandbox"))
+    sim_api.control(api_fault=500, api_fault_env="sandbox")
+    assert sim_api.get("sandbox", f"/inApps/v1/transactions/{tid}").status_code == 500
+    assert sim_api.get("production", f"/inApps/v1/transactions/{tid}").status_code == 200
+    assert sim_api.control(api_fault=None)["api_fault"] is None
+    assert sim_api.get("sandbox", f"/inApps/v1/transactions/{tid}").status_code == 200
 
 
-def test_bad_control_values_are_refused(api):
+def test_bad_control_values_are_refused(sim_api):
     for settings in ({"api_fault": 418}, {"api_fail_next": -1}, {"api_fault_env": "mars"}):
-        answer = requests.post(f"{api.control_url}/control", json=settings, timeout=5)
+        answer = requests.post(f"{sim_api.control_url}/control", json=settings, timeout=5)
         assert answer.status_code == 400, settings
