@@ -56,7 +56,7 @@ let package = Package(
         // The service: request -> route -> verify -> deliver -> answer.
         .target(
             name: "IAPService",
-            dependencies: ["IAPCore", "FastCGI", "MariaDB", "Curl", "CMalloc"],
+            dependencies: ["IAPCore", "SignedData", "FastCGI", "MariaDB", "Curl", "CMalloc"],
             swiftSettings: swiftSettings
         ),
         .executableTarget(name: "iap-fcgi", dependencies: ["IAPService"], swiftSettings: swiftSettings),

@@ -41,6 +41,16 @@ static inline CURLcode CCurl_easy_getinfo_pointer(CURL *handle, CURLINFO info, v
     return curl_easy_getinfo(handle, info, value);
 }
 
+/// The value of the last response's header `name` (the final answer's, not
+/// an interim one's), or NULL when it has none. Valid until the next transfer.
+static inline const char *CCurl_easy_header_value(CURL *handle, const char *name) {
+    struct curl_header *header = NULL;
+    if (curl_easy_header(handle, name, 0, CURLH_HEADER, -1, &header) != CURLHE_OK || header == NULL) {
+        return NULL;
+    }
+    return header->value;
+}
+
 /// Lets OpenSSL free a connection's read and write buffers (about 34 KiB) while
 /// it is idle. A call to Apple idles for most of its life, waiting for the
 /// answer, and thousands of them are under way at once.

@@ -1,6 +1,6 @@
 import CCurl
 
-/// One HTTPS POST, on an easy handle that is reused for transfer after transfer
+/// One HTTPS request (a POST, or a GET with headers of its own), on an easy handle that is reused for transfer after transfer
 /// (libcurl then keeps its connection and TLS session).
 ///
 /// TLS verification is always on: peer and host are verified against `caFile`
@@ -8,6 +8,8 @@ import CCurl
 public final class CurlTransfer {
     let handle: UnsafeMutableRawPointer
     private var headers: UnsafeMutablePointer<curl_slist>?
+    /// `headers` and the current GET's own, while that GET runs; nil for a POST.
+    private var requestHeaders: UnsafeMutablePointer<curl_slist>?
     /// Requests this transfer has begun to send (see `configureOnce`).
     private var requestsBegun = 0
     /// The answer's body; filled while the transfer runs.
@@ -36,6 +38,7 @@ public final class CurlTransfer {
     deinit {
         curl_easy_cleanup(handle)
         curl_slist_free_all(headers)
+        curl_slist_free_all(requestHeaders)
     }
 
     private func configureOnce() throws(CurlError) {
@@ -96,6 +99,38 @@ public final class CurlTransfer {
     public func prepare(
         url: String, body: [UInt8], caFile: String?, connectTimeoutMs: Int, totalTimeoutMs: Int
     ) throws(CurlError) {
+        try prepareCommon(url: url, caFile: caFile, connectTimeoutMs: connectTimeoutMs, totalTimeoutMs: totalTimeoutMs)
+        try useHeaders(headers)
+        try set(CURLOPT_POST, 1)
+        try set(CURLOPT_POSTFIELDSIZE, body.count)
+        try body.withUnsafeBufferPointer { buffer throws(CurlError) in
+            // COPYPOSTFIELDS copies: the body need not outlive this call.
+            try CurlError.check(
+                CCurl_easy_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: buffer.baseAddress)),
+                "CURLOPT_COPYPOSTFIELDS")
+        }
+    }
+
+    /// Sets up the next GET, with `extraHeaders` ("Name: value") besides the usual ones.
+    public func prepareGET(
+        url: String, extraHeaders: [String], caFile: String?, connectTimeoutMs: Int, totalTimeoutMs: Int
+    ) throws(CurlError) {
+        try prepareCommon(url: url, caFile: caFile, connectTimeoutMs: connectTimeoutMs, totalTimeoutMs: totalTimeoutMs)
+        var list: UnsafeMutablePointer<curl_slist>? = curl_slist_append(nil, "Accept: application/json")
+        for header in extraHeaders {
+            list = curl_slist_append(list, header)
+        }
+        try useHeaders(list)
+        requestHeaders = list
+        try set(CURLOPT_HTTPGET, 1)
+    }
+
+    /// The value of the answer's header `name` (case-insensitive), once the transfer has finished.
+    public func responseHeader(_ name: String) -> String? {
+        CCurl_easy_header_value(handle, name).map { String(cString: $0) }
+    }
+
+    private func prepareCommon(url: String, caFile: String?, connectTimeoutMs: Int, totalTimeoutMs: Int) throws(CurlError) {
         responseBody.removeAll(keepingCapacity: true)
         requestsBegun = 0
         try CurlError.check(CCurl_easy_setopt_string(handle, CURLOPT_URL, url), "CURLOPT_URL")
@@ -104,13 +139,13 @@ public final class CurlTransfer {
         }
         try set(CURLOPT_CONNECTTIMEOUT_MS, connectTimeoutMs)
         try set(CURLOPT_TIMEOUT_MS, totalTimeoutMs)
-        try set(CURLOPT_POSTFIELDSIZE, body.count)
-        try body.withUnsafeBufferPointer { buffer throws(CurlError) in
-            // COPYPOSTFIELDS copies: the body need not outlive this call.
-            try CurlError.check(
-                CCurl_easy_setopt_pointer(handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: buffer.baseAddress)),
-                "CURLOPT_COPYPOSTFIELDS")
-        }
+    }
+
+    /// Points the handle at `list` and frees the previous GET's own list (no transfer uses it any more).
+    private func useHeaders(_ list: UnsafeMutablePointer<curl_slist>?) throws(CurlError) {
+        try CurlError.check(CCurl_easy_setopt_slist(handle, CURLOPT_HTTPHEADER, list), "CURLOPT_HTTPHEADER")
+        curl_slist_free_all(requestHeaders)
+        requestHeaders = nil
     }
 
     /// Reads how a finished transfer ended from curl's result code.

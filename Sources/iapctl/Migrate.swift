@@ -27,7 +27,7 @@ struct Migrate: ParsableCommand {
         let applied = Set(try connection.execute("SELECT version FROM schema_migrations").rows.compactMap { $0[0] })
         var count = 0
         for file in try migrationFiles() where !applied.contains(file) {
-            let sql = try String(contentsOfFile: "\(sqlDir)/\(file)")
+            let sql = try String(wholeFile: "\(sqlDir)/\(file)")
             do {
                 try connection.executeScript(sql)
             } catch {
@@ -55,7 +55,7 @@ struct Migrate: ParsableCommand {
 
 extension String {
     /// The whole file as UTF-8 text.
-    init(contentsOfFile path: String) throws {
+    init(wholeFile path: String) throws {
         guard let file = fopen(path, "rb") else { throw AdminError("cannot open \(path)") }
         defer { fclose(file) }
         var bytes: [UInt8] = []

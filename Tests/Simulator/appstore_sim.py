@@ -5,7 +5,10 @@
   POST https://127.0.0.1:SANDBOX/verifyReceipt      answers like sandbox.itunes.apple.com
   http://127.0.0.1:CONTROL: GET|POST /control (faults, JSON; keys left out keep their value),
                             GET /stats, POST /stats/reset,
-                            POST /latest_receipt_info {"receipt_data", "purchase"} (a subscription renewed)
+                            POST /latest_receipt_info {"receipt_data", "purchase"} (a subscription renewed),
+                            POST /server_api/transactions, POST /server_api/orders (see server_api.py)
+  GET https://127.0.0.1:PRODUCTION|SANDBOX/inApps/v1/transactions/{id}, /inApps/v1/lookup/{orderId}:
+                            the App Store Server API, its JWT checked (server_api.py)
 
 Control keys:
   latency_ms       each answer leaves this long after its request arrived (requests do not queue)
@@ -53,6 +56,7 @@ import h2.settings
 from h2.errors import ErrorCodes
 
 import receipts
+import server_api
 
 ENVIRONMENTS = ("production", "sandbox")
 MAX_HEAD = 64 * 1024
@@ -398,10 +402,11 @@ class Stats:
 # close_politely(), and tells its site connection_made(self) and connection_lost(self).
 
 class Request:
-    __slots__ = ("method", "path", "body", "keep_alive", "arrived")
+    __slots__ = ("method", "path", "body", "keep_alive", "arrived", "authorization")
 
-    def __init__(self, method, path, body, keep_alive, arrived):
+    def __init__(self, method, path, body, keep_alive, arrived, authorization=None):
         self.method, self.path, self.body, self.keep_alive, self.arrived = method, path, body, keep_alive, arrived
+        self.authorization = authorization  # the Authorization header as sent (the Server API's bearer token)
 
 
 class BadRequest(Exception):
@@ -410,15 +415,17 @@ class BadRequest(Exception):
         self.code = code
 
 
-REASONS = {200: b"OK", 400: b"Bad Request", 404: b"Not Found", 405: b"Method Not Allowed",
-           413: b"Payload Too Large", 431: b"Request Header Fields Too Large"}
+REASONS = {200: b"OK", 400: b"Bad Request", 401: b"Unauthorized", 404: b"Not Found", 405: b"Method Not Allowed",
+           413: b"Payload Too Large", 429: b"Too Many Requests", 431: b"Request Header Fields Too Large",
+           500: b"Internal Server Error"}
 
 
 # ---------- HTTP/1.1 ----------
 
-def response_bytes(code, body, keep_alive):
-    head = b"HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n%s\r\n" % (
-        code, REASONS.get(code, b"OK"), len(body), b"" if keep_alive else b"Connection: close\r\n")
+def response_bytes(code, body, keep_alive, headers=()):
+    extra = b"".join(b"%s: %s\r\n" % (name.encode(), value.encode()) for name, value in headers)
+    head = b"HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n%s%s\r\n" % (
+        code, REASONS.get(code, b"OK"), len(body), extra, b"" if keep_alive else b"Connection: close\r\n")
     return head + body
 
 
@@ -468,11 +475,11 @@ class HTTPConnection(asyncio.Protocol):
             self.transport.pause_reading()
 
     # answering, for the sites
-    def send(self, code, body, keep_alive=True):
+    def send(self, code, body, keep_alive=True, headers=()):
         self.busy = False
         if self.transport is None:
             return
-        self.transport.write(response_bytes(code, body, keep_alive))
+        self.transport.write(response_bytes(code, body, keep_alive, headers))
         if not keep_alive:
             self.transport.close()
             return
@@ -519,7 +526,7 @@ class HTTPConnection(asyncio.Protocol):
                     raise BadRequest(431)
                 return None
             self.head = self._parse_head(bytes(self.buffer[:end]), end + 4)
-        method, path, keep_alive, start, length = self.head
+        method, path, keep_alive, start, length, authorization = self.head
         if length is None:
             parsed = self._chunked_body(start)
         else:
@@ -533,7 +540,7 @@ class HTTPConnection(asyncio.Protocol):
         body, end = parsed
         del self.buffer[:end]
         self.head, self.continued = None, False
-        return Request(method, path, body, keep_alive, asyncio.get_running_loop().time())
+        return Request(method, path, body, keep_alive, asyncio.get_running_loop().time(), authorization)
 
     def _parse_head(self, head, body_start):
         lines = head.split(b"\r\n")
@@ -541,12 +548,14 @@ class HTTPConnection(asyncio.Protocol):
         if len(parts) != 3 or not parts[2].startswith(b"HTTP/1."):
             raise BadRequest(400)
         method, target, version = parts
-        headers = {}
+        headers, authorization = {}, None
         for line in lines[1:]:
             name, colon, value = line.partition(b":")
             if not colon:
                 raise BadRequest(400)
             headers[name.strip().lower()] = value.strip().lower()
+            if name.strip().lower() == b"authorization":
+                authorization = value.strip().decode("latin-1")  # as sent: a token is case-sensitive
         # HTTP/1.0 clients get one answer per connection: simpler than echoing "Connection: keep-alive".
         keep_alive = version == b"HTTP/1.1" and b"close" not in headers.get(b"connection", b"")
         self.expects_continue = headers.get(b"expect") == b"100-continue"
@@ -562,7 +571,7 @@ class HTTPConnection(asyncio.Protocol):
             if length > MAX_BODY:
                 raise BadRequest(413)
         path = target.split(b"?", 1)[0].decode("latin-1")
-        return method.decode("latin-1"), path, keep_alive, body_start, length
+        return method.decode("latin-1"), path, keep_alive, body_start, length, authorization
 
     def _chunked_body(self, start):
         """(body, end) once the whole chunked body (and its trailers) is in the buffer, else None."""
@@ -611,17 +620,18 @@ H2_DEFAULT_WINDOW = 65535
 
 class HTTP2Stream:
     """One request on an HTTP/2 connection, and its exchange (see "requests and exchanges")."""
-    __slots__ = ("connection", "stream_id", "method", "path", "body", "size", "timer", "unsent")
+    __slots__ = ("connection", "stream_id", "method", "path", "authorization", "body", "size", "timer", "unsent")
 
-    def __init__(self, connection, stream_id, method, path):
+    def __init__(self, connection, stream_id, method, path, authorization=None):
         self.connection, self.stream_id, self.method, self.path = connection, stream_id, method, path
+        self.authorization = authorization
         self.body = []      # the request's DATA; None once the request is complete or answered
         self.size = 0
         self.timer = None   # a delayed answer's handle
         self.unsent = b""   # answer bytes waiting for the client's flow-control window
 
-    def send(self, code, body, keep_alive=True):
-        self.connection.answer(self, code, body)
+    def send(self, code, body, keep_alive=True, headers=()):
+        self.connection.answer(self, code, body, headers)
 
     def drop(self):
         self.connection.reset(self)
@@ -693,7 +703,8 @@ class HTTP2Connection(asyncio.Protocol):
     def _request_received(self, event):
         headers = dict(event.headers)
         self.streams[event.stream_id] = HTTP2Stream(self, event.stream_id, headers.get(":method", ""),
-                                                    headers.get(":path", "").split("?", 1)[0])
+                                                    headers.get(":path", "").split("?", 1)[0],
+                                                    headers.get("authorization"))
 
     def _data_received(self, event):
         self.h2.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
@@ -711,7 +722,8 @@ class HTTP2Connection(asyncio.Protocol):
         if stream is None or stream.body is None:
             return
         body, stream.body = b"".join(stream.body), None
-        self.site.handle(stream, Request(stream.method, stream.path, body, True, self.loop.time()))
+        self.site.handle(stream, Request(stream.method, stream.path, body, True, self.loop.time(),
+                                         stream.authorization))
 
     def _stream_reset(self, event):
         """The client gave up on a stream (its timeout, say)."""
@@ -739,11 +751,12 @@ class HTTP2Connection(asyncio.Protocol):
                        h2.events.ConnectionTerminated: _connection_terminated}
 
     # answering, for the streams
-    def answer(self, stream, code, body):
+    def answer(self, stream, code, body, headers=()):
         if self.streams.get(stream.stream_id) is not stream:  # the client reset it meanwhile
             return
         self.h2.send_headers(stream.stream_id, ((":status", str(code)), ("content-type", "application/json"),
-                                                ("content-length", str(len(body)))), end_stream=not body)
+                                                ("content-length", str(len(body))))
+                             + tuple((name.lower(), value) for name, value in headers), end_stream=not body)
         stream.unsent = body
         self._send_body(stream)
         self._flush_soon()
@@ -840,6 +853,9 @@ class AppleSite:
         self.simulator.stats.closed(connection.protocol)
 
     def handle(self, exchange, request):
+        if server_api.is_server_api(request.path):
+            self._server_api(exchange, request)
+            return
         if request.path != "/verifyReceipt":
             exchange.send(404, b'{"error":"not found"}', request.keep_alive)
             return
@@ -860,6 +876,20 @@ class AppleSite:
                            self._finish, exchange, status, body, request.keep_alive)
         else:
             self._finish(exchange, status, body, request.keep_alive)
+
+    def _server_api(self, exchange, request):
+        sim, environment = self.simulator, self.environment
+        status, body, headers = sim.server_api.answer(environment, request)
+        if sim.settings.latency_ms and sim.settings.hits(environment):
+            sim.stats.inflight += 1  # as for verifyReceipt: `abandoned` takes it back if the client leaves
+            exchange.later(request.arrived + sim.settings.latency_ms / 1000,
+                           self._send_late, exchange, status, body, request.keep_alive, headers)
+        else:
+            exchange.send(status, body, request.keep_alive, headers)
+
+    def _send_late(self, exchange, status, body, keep_alive, headers):
+        self.simulator.stats.inflight -= 1
+        exchange.send(status, body, keep_alive, headers)
 
     def _finish(self, exchange, status, body, keep_alive):
         stats = self.simulator.stats
@@ -899,7 +929,7 @@ class ControlSite:
         sim, method, path = self.simulator, request.method, request.path
         if path == "/control":
             if method == "GET":
-                return 200, sim.settings.as_dict()
+                return 200, {**sim.settings.as_dict(), **sim.server_api.fault_settings()}
             if method == "POST":
                 try:
                     changes = json.loads(request.body or b"{}")
@@ -911,15 +941,28 @@ class ControlSite:
                     if reset:
                         sim.reset()
                     handshake_before = (sim.settings.tls, sim.settings.http2)
+                    api_changes = {key: sim.server_api.check_fault(key, changes.pop(key))
+                                   for key in server_api.FAULT_KEYS if key in changes}
                     sim.settings.update(changes)
+                    for key, value in api_changes.items():
+                        setattr(sim.server_api, key, value)
                     if (sim.settings.tls, sim.settings.http2) != handshake_before:
                         sim.close_idle_apple_connections()
                 except ValueError as error:
                     return 400, {"error": str(error)}
-                return 200, sim.settings.as_dict()
+                return 200, {**sim.settings.as_dict(), **sim.server_api.fault_settings()}
         elif path == "/stats":
             if method == "GET":
-                return 200, sim.stats.as_dict()
+                return 200, {**sim.stats.as_dict(), "server_api": sim.server_api.stats()}
+        elif path in ("/server_api/transactions", "/server_api/orders"):
+            if method == "POST":
+                try:
+                    added = json.loads(request.body or b"{}")
+                    register = sim.server_api.register_transaction if path.endswith("transactions") \
+                        else sim.server_api.register_order
+                    return 200, register(added)
+                except ValueError as error:
+                    return 400, {"error": str(error)}
         elif path == "/latest_receipt_info":
             if method == "POST":
                 try:
@@ -933,6 +976,7 @@ class ControlSite:
         elif path == "/stats/reset":
             if method == "POST":
                 sim.stats.reset()
+                sim.server_api.reset_stats()
                 return 200, sim.stats.as_dict()
         else:
             return 404, {"error": "not found"}
@@ -957,6 +1001,7 @@ class Simulator:
         self.verifier = Verifier()
         self.stats = Stats()
         self.settings = self._initial_settings()
+        self.server_api = self._new_server_api()
         self.connections = set()
         # (tls, http2) -> the context of a new connection: its certificate and the ALPN protocols offered.
         self.contexts = {(tls, http2): self._tls_context("server" if tls == "trusted" else "untrusted", http2)
@@ -971,10 +1016,19 @@ class Simulator:
         return Settings(latency_ms=a.latency_ms, shared_secret=a.shared_secret, untrusted=a.untrusted,
                         http2=not a.http1_only)
 
+    def _new_server_api(self):
+        a = self.args
+        key = a.appstore_key
+        if key is None and os.path.exists(os.path.join(a.certs, "appstore-key.p8")):
+            key = os.path.join(a.certs, "appstore-key.p8")
+        return server_api.ServerAPI(a.certs, server_api.TokenChecker(key, a.appstore_key_id, a.appstore_issuer_id,
+                                                                     a.bundle_id))
+
     def reset(self):
         self.settings = self._initial_settings()
         self.stats.reset()
         self.verifier = Verifier()
+        self.server_api = self._new_server_api()
 
     def _tls_context(self, name, http2):
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -1048,6 +1102,13 @@ def _parse_args(argv):
     parser.add_argument("--latency-ms", type=float, default=0, metavar="N")
     parser.add_argument("--untrusted", action="store_true", help="start with the self-signed certificate")
     parser.add_argument("--shared-secret", metavar="X")
+    parser.add_argument("--appstore-key", metavar="P8",
+                        help="the test In-App Purchase key (PEM) whose public half checks Server API tokens"
+                             " (default: CERTS/appstore-key.p8 when it exists; none: every Server API call is 401)")
+    parser.add_argument("--appstore-key-id", default="SIMKEY0001", help="the tokens' kid (default SIMKEY0001)")
+    parser.add_argument("--appstore-issuer-id", default="57246542-96fe-1a63-e053-0824d011072a",
+                        help="the tokens' iss")
+    parser.add_argument("--bundle-id", default="com.example.game", help="the tokens' bid (default com.example.game)")
     parser.add_argument("--http1-only", action="store_true",
                         help="offer only HTTP/1.1 by ALPN (control key http2 switches it on and off)")
     parser.add_argument("--loop", choices=("auto", "uvloop", "asyncio"), default="auto",

@@ -46,6 +46,8 @@ public struct ServiceConfiguration: Equatable, Sendable {
     /// connection from any other is closed unanswered. Empty: any client. Required
     /// when the service listens on TCP anywhere but loopback (see `ListenAddress.isLoopback`).
     public var allowedClientAddresses: [IPAddress]
+    /// `IAP_APPSTORE_*`: the App Store Server API; see `AppStoreServerAPIConfiguration`.
+    public var appStore: AppStoreServerAPIConfiguration
 
     public static let defaultProductionURL = "https://buy.itunes.apple.com/verifyReceipt"
     public static let defaultSandboxURL = "https://sandbox.itunes.apple.com/verifyReceipt"
@@ -69,7 +71,8 @@ public struct ServiceConfiguration: Equatable, Sendable {
         verifyQueueLimit: QueueLimit = QueueLimit(),
         acceptThreads: Int = defaultAcceptThreads,
         appleMaxCalls: Int = defaultAppleMaxCalls,
-        allowedClientAddresses: [IPAddress] = []
+        allowedClientAddresses: [IPAddress] = [],
+        appStore: AppStoreServerAPIConfiguration = AppStoreServerAPIConfiguration()
     ) {
         self.listen = listen
         self.database = database
@@ -84,6 +87,7 @@ public struct ServiceConfiguration: Equatable, Sendable {
         self.acceptThreads = acceptThreads
         self.appleMaxCalls = appleMaxCalls
         self.allowedClientAddresses = allowedClientAddresses
+        self.appStore = appStore
     }
 
     /// Reads and validates the environment (pass `ProcessInfo.processInfo.environment`).
@@ -170,7 +174,8 @@ public struct ServiceConfiguration: Equatable, Sendable {
             appleMaxCalls: try reader.integer(
                 "IAP_APPLE_MAX_CALLS", default: defaultAppleMaxCalls, in: appleMaxCallsRange,
                 "must be a whole number of calls from 1 to 65536"),
-            allowedClientAddresses: allowedClientAddresses)
+            allowedClientAddresses: allowedClientAddresses,
+            appStore: try AppStoreServerAPIConfiguration.fromEnvironment(env))
     }
 
     /// The rule of `IAP_LISTEN` for a socket the service inherits (fd 0), whose
@@ -188,12 +193,14 @@ public struct ServiceConfiguration: Equatable, Sendable {
 
 extension ServiceConfiguration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var description: String {
-        "ServiceConfiguration(listen: \(listen), database: \(database), bundleIDs: \(bundleIDs), "
+        let appStore = "appStore: \(self.appStore))"
+        return "ServiceConfiguration(listen: \(listen), database: \(database), bundleIDs: \(bundleIDs), "
             + "productionURL: \(productionURL), sandboxURL: \(sandboxURL), caFile: \(caFile ?? "<system>"), "
             + "appleTimeoutMs: \(appleTimeoutMs), sharedSecret: \(Redacted(sharedSecret)), "
             + "sandboxPolicy: \(sandboxPolicy.rawValue), "
             + "verifyQueueLimit: \(verifyQueueLimit.jobs) jobs, \(verifyQueueLimit.bytes >> 20) MiB, acceptThreads: \(acceptThreads), "
-            + "appleMaxCalls: \(appleMaxCalls), allowedClientAddresses: \(allowedClientAddresses))"
+            + "appleMaxCalls: \(appleMaxCalls), allowedClientAddresses: \(allowedClientAddresses), "
+            + appStore
     }
 
     public var debugDescription: String { description }
@@ -208,6 +215,7 @@ extension ServiceConfiguration: CustomStringConvertible, CustomDebugStringConver
                 "sandboxPolicy": sandboxPolicy, "verifyQueueLimit": verifyQueueLimit,
                 "acceptThreads": acceptThreads, "appleMaxCalls": appleMaxCalls,
                 "allowedClientAddresses": allowedClientAddresses,
+                "appStore": appStore,
             ])
     }
 }

@@ -2,6 +2,7 @@ import FastCGI
 import Glibc
 import IAPCore
 import MariaDB
+internal import SignedData
 
 /// The whole service: accept threads that read requests and answer the quick
 /// routes on their own database connection, Apple's client thread holding every
@@ -11,6 +12,9 @@ public final class Service: Sendable {
     private let listener: FastCGIListener
     private let router: Router
     private let apple: AppleClient
+    /// The App Store Server API on `apple`'s thread; nil without `IAP_APPSTORE_*` credentials.
+    /// Made at start-up so that a bad key file stops the service then.
+    let appStoreServer: AppStoreServerClient?
     private let inflight = InflightCounter()
     private let signals: ShutdownSignals
     private let descriptorLimit: UInt64
@@ -34,6 +38,7 @@ public final class Service: Sendable {
         self.configuration = configuration
         descriptorLimit = FileDescriptorLimit.raiseToMaximum()
         HeapReturn.start()
+        let appStoreSigner = try AppStoreServerClient.signer(configuration)  // a bad key stops us before we listen
         MariaDBConnection.initialiseLibrary()
         let policy = ConnectionPolicy(
             allowedPeers: Set(configuration.allowedClientAddresses.map(\.bytes)),
@@ -52,6 +57,10 @@ public final class Service: Sendable {
         let settings = SettingsCache()
         settings.startRefreshing(from: database)
         apple = try AppleClient(endpoints: AppleEndpoints(configuration), waitingLimit: configuration.verifyQueueLimit)
+        let apple = self.apple
+        appStoreServer = appStoreSigner.map {
+            AppStoreServerClient(configuration: configuration, signer: $0, apple: apple, verifier: SignedDataVerifier())
+        }
         let verification = Verification(
             bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy, settings: settings,
             queueLimit: configuration.verifyQueueLimit)

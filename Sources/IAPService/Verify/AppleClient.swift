@@ -1,21 +1,21 @@
 import Curl
 import IAPCore
 
-/// Every call to Apple's verifyReceipt, driven by one thread over libcurl's
-/// multi interface: a call waiting seconds for Apple holds a socket and a few
-/// kilobytes, not a thread. Connections and TLS sessions are kept and reused.
+/// Every call to Apple (verifyReceipt, the App Store Server API), driven by one
+/// thread over libcurl's multi interface: a call waiting seconds for Apple
+/// holds a socket and a few kilobytes, not a thread. Connections and TLS
+/// sessions are kept and reused.
 ///
-/// Callers hand over a receipt and a completion; the completion runs on the
-/// client's thread when the call sequence (production, sandbox, retries) is
-/// over, and must only hand the result on (it must not block).
+/// Callers hand over a conversation (`AppleConversation`: a receipt, a Server
+/// API request) whose completion runs on the client's thread when its call
+/// sequence (production, sandbox, retries) is over, and must only hand the
+/// result on (it must not block).
 ///
 /// Backpressure: calls waiting for their first turn (beyond `maxCalls` under
 /// way) are bounded by `waitingLimit`, and `verify` refuses one more. A call
 /// whose deadline leaves too little time starts no transfer: it ends
 /// `unavailable`, and no call runs past its deadline.
 final class AppleClient: @unchecked Sendable {
-    typealias Completion = @Sendable (AppleOutcome) -> Void
-
     private let endpoints: AppleEndpoints
     private let multi: CurlMulti
     /// Calls handed over by other threads, not yet started.
@@ -44,10 +44,17 @@ final class AppleClient: @unchecked Sendable {
     /// Verifies a receipt with Apple before `deadline`; `completion` gets the
     /// outcome. False when too many calls wait their turn: the call is refused
     /// and `completion` never runs.
-    func verify(receiptBase64: String, deadline: Deadline = .never, completion: @escaping Completion) -> Bool {
-        let body = endpoints.requestBody(receiptBase64: receiptBase64)
-        guard waitingTurn.withLock({ $0.admit(body.count, under: waitingLimit) }) else { return false }
-        let call = Call(body: body, policy: endpoints.retryPolicy, deadline: deadline, completion: completion)
+    func verify(
+        receiptBase64: String, deadline: Deadline = .never, completion: @escaping ReceiptConversation.Completion
+    ) -> Bool {
+        submit(ReceiptConversation(receiptBase64: receiptBase64, endpoints: endpoints, deadline: deadline, completion: completion))
+    }
+
+    /// Runs `conversation` on the client's thread. False when too many calls
+    /// wait their turn: it is refused and never completes.
+    func submit(_ conversation: any AppleConversation) -> Bool {
+        guard waitingTurn.withLock({ $0.admit(conversation.admittedBytes, under: waitingLimit) }) else { return false }
+        let call = Call(conversation)
         submitted.withLock { $0.append(call) }
         multi.wakeUp()
         return true
@@ -62,7 +69,7 @@ final class AppleClient: @unchecked Sendable {
     private func run() {
         while true {
             for call in submitted.withLock({ calls in defer { calls.removeAll() }; return calls }) {
-                advance(call, to: call.sequence.start(atMs: Self.nowMs()))
+                advance(call, to: call.conversation.start(atMs: Self.nowMs()))
             }
             startDueCalls()
             endExpiredQueuedCalls()
@@ -84,7 +91,7 @@ final class AppleClient: @unchecked Sendable {
     }
 
     /// Moves a call to its next step: a call to Apple now or later, or the end.
-    private func advance(_ call: Call, to step: AppleNextStep) {
+    private func advance(_ call: Call, to step: AppleConversationStep) {
         switch step {
         case .call(let environment, let afterMs) where afterMs > 0:
             call.environment = environment
@@ -95,12 +102,9 @@ final class AppleClient: @unchecked Sendable {
         case .call(let environment, _):
             call.environment = environment
             startTransfer(call)
-        case .finished(let verdict):
+        case .finished:
             releaseTurn(call)
-            call.completion(
-                AppleOutcome(
-                    verdict: verdict, environment: call.sequence.environment, lastAnswer: call.lastAnswer,
-                    stoppedByDeadline: call.stoppedByDeadline))
+            call.conversation.complete()
         }
     }
 
@@ -112,21 +116,20 @@ final class AppleClient: @unchecked Sendable {
         }
         // The call may only use what is left of the conversation's budget, and never run past the deadline.
         let now = Self.nowMs()
-        let timeoutMs = min(call.sequence.timeLeftMs(atMs: now), deadlineTimeoutMs)
+        let timeoutMs = min(call.conversation.timeLeftMs(atMs: now), deadlineTimeoutMs)
         guard timeoutMs > 0 else {
-            return advance(call, to: call.sequence.next(after: .transportFailure(.timeout), atMs: now))
+            return advance(call, to: call.conversation.next(after: .transportFailure(.timeout), retryAfterUnixMs: nil, atMs: now))
         }
         do {
             let transfer = try idleTransfers.popLast() ?? CurlTransfer()
-            try transfer.prepare(
-                url: endpoints.url(for: call.environment), body: call.body, caFile: endpoints.caFile,
-                connectTimeoutMs: endpoints.connectTimeoutMs(within: timeoutMs), totalTimeoutMs: timeoutMs)
+            try call.conversation.prepare(transfer, for: call.environment, timeoutMs: timeoutMs)
             transfer.context = call
             try multi.add(transfer)
             releaseTurn(call)
         } catch {
             Log.event("Apple call could not start: \(error)")
-            advance(call, to: call.sequence.next(after: .transportFailure(.connection), atMs: Self.nowMs()))
+            advance(
+                call, to: call.conversation.next(after: .transportFailure(.connection), retryAfterUnixMs: nil, atMs: Self.nowMs()))
         }
     }
 
@@ -134,10 +137,13 @@ final class AppleClient: @unchecked Sendable {
         guard let call = transfer.context as? Call else { return }
         transfer.context = nil
         let result: AppleCallResult
+        var retryAfterUnixMs: Int64?
         switch outcome {
         case .answered(let httpStatus):
             result = .answered(httpStatus: httpStatus, body: transfer.responseBody)
-            call.lastAnswer = transfer.responseBody
+            if httpStatus == 429 {
+                retryAfterUnixMs = transfer.responseHeader("Retry-After").flatMap { Int64($0) }
+            }
         case .timedOut:
             result = .transportFailure(.timeout)
         case .tlsFailed:
@@ -146,10 +152,10 @@ final class AppleClient: @unchecked Sendable {
             result = .transportFailure(.connection)
         }
         idleTransfers.append(transfer)
-        advance(call, to: call.sequence.next(after: result, atMs: Self.nowMs()))
+        advance(call, to: call.conversation.next(after: result, retryAfterUnixMs: retryAfterUnixMs, atMs: Self.nowMs()))
     }
 
-    /// The monotonic clock in milliseconds, the unit of `AppleCallSequence`.
+    /// The monotonic clock in milliseconds, the unit of the call sequences.
     private static func nowMs() -> Int {
         Int(Clock.monotonicNanoseconds() / 1_000_000)
     }
@@ -168,17 +174,17 @@ final class AppleClient: @unchecked Sendable {
     }
 
     /// Ends a call its deadline stops, without asking Apple (again):
-    /// `unavailable`, so the receipt stays unverified and is answered `retry_later`.
+    /// `unavailable` (a receipt stays unverified and is answered `retry_later`).
     private func end(_ call: Call) {
-        call.stoppedByDeadline = true
-        advance(call, to: .finished(.unavailable(appleStatus: call.sequence.lastAppleStatus)))
+        call.conversation.stopByDeadline()
+        advance(call, to: .finished)
     }
 
     /// The call is under way, or over: it no longer counts against `waitingLimit`.
     private func releaseTurn(_ call: Call) {
         guard call.waitsItsTurn else { return }
         call.waitsItsTurn = false
-        waitingTurn.withLock { $0.release(call.body.count) }
+        waitingTurn.withLock { $0.release(call.conversation.admittedBytes) }
     }
 
     /// Ends the calls at the head of the queue whose deadline has come, so that
@@ -217,36 +223,18 @@ final class AppleClient: @unchecked Sendable {
         return next <= now ? 0 : Int32(min((next - now) / 1_000_000 + 1, 1000))
     }
 
-    /// One receipt's conversation with Apple.
+    /// A conversation's place in the client's queues.
     private final class Call: @unchecked Sendable {
-        let body: [UInt8]
-        var sequence: AppleCallSequence
-        let completion: Completion
-        let deadline: Deadline
+        let conversation: any AppleConversation
         var environment: AppleEnvironment = .production
         var dueAt: UInt64 = 0
-        var lastAnswer: [UInt8]?
         /// Counted in `waitingTurn` until its first transfer starts.
         var waitsItsTurn = true
-        var stoppedByDeadline = false
 
-        init(body: [UInt8], policy: AppleRetryPolicy, deadline: Deadline, completion: @escaping Completion) {
-            self.body = body
-            self.sequence = AppleCallSequence(policy: policy)
-            self.deadline = deadline
-            self.completion = completion
+        var deadline: Deadline { conversation.deadline }
+
+        init(_ conversation: any AppleConversation) {
+            self.conversation = conversation
         }
     }
-}
-
-/// How a receipt's conversation with Apple ended.
-struct AppleOutcome: Sendable {
-    let verdict: AppleVerdict
-    /// The environment asked last.
-    let environment: AppleEnvironment
-    /// Apple's last answer as received, for the audit row.
-    let lastAnswer: [UInt8]?
-    /// The verification's deadline ended the sequence before Apple settled it:
-    /// nothing is recorded, the request is answered `retry_later`.
-    var stoppedByDeadline = false
 }

@@ -1,0 +1,123 @@
+/// One conversation with the App Store Server API (Get Transaction Info, Look
+/// Up Order ID) as a pure state machine, like `AppleCallSequence` for
+/// verifyReceipt: it says which environment to call and when, reads each
+/// result, and ends with a verdict. The caller does the I/O; times are
+/// milliseconds on its monotonic clock, except `Retry-After`, which Apple gives
+/// on the wall clock and the caller's `wallClockMs` converts.
+///
+/// Rules (DOMAIN.md, "App Store Server API"):
+/// - Production first. `4040010` (or 404) from production: the sandbox at once,
+///   when `sandboxFallback` (Look Up Order ID is production only); from the
+///   sandbox, or without the fallback: `notFound`. A 400 (an id Apple refuses) is `notFound`.
+/// - 200: `answered`, the body for the caller to read and verify.
+/// - 401: `unauthorized` at once (a bad token or key: asking again will not help).
+/// - 429: called again once `Retry-After` has passed (or after the backoff
+///   when it has none, or one that is not a UNIX time in ms); when that moment leaves less than
+///   `policy.minimumCallMs` of the budget, `unavailable` at once.
+/// - 5xx, any other status, a timeout, a connection or TLS failure: retried in
+///   the same environment after `policy.backoffMs` while it has attempts left
+///   and the budget allows, else `unavailable`.
+/// - At most `policy.maxAttemptsPerEnvironment` calls per environment, 429s included.
+public struct ServerAPICallSequence: Sendable {
+    /// Apple's errorCode for "transaction id not found".
+    public static let transactionIDNotFound = 4_040_010
+    /// A `Retry-After` below this (2001-09-09 in ms) is not Apple's UNIX time in
+    /// milliseconds (seconds, say): it counts as absent, and the backoff applies.
+    static let earliestRetryAfterMs: Int64 = 1_000_000_000_000
+
+    public let policy: AppleRetryPolicy
+    public let sandboxFallback: Bool
+    private let jitter: @Sendable () -> Double
+    /// The environment of the call asked for last.
+    public private(set) var environment: AppleEnvironment = .production
+    /// Calls asked for so far.
+    public private(set) var callCount = 0
+    /// The HTTP status of the last answer, nil while none came.
+    public private(set) var lastHTTPStatus: Int?
+
+    private var attempts: [AppleEnvironment: Int] = [:]
+    private var verdict: ServerAPIVerdict?
+    private var deadlineMs = 0
+
+    public init(
+        policy: AppleRetryPolicy, sandboxFallback: Bool,
+        jitter: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }
+    ) {
+        self.policy = policy
+        self.sandboxFallback = sandboxFallback
+        self.jitter = jitter
+    }
+
+    /// Begins the sequence at `now`: call production, now.
+    public mutating func start(atMs now: Int) -> ServerAPINextStep {
+        self = ServerAPICallSequence(policy: policy, sandboxFallback: sandboxFallback, jitter: jitter)
+        deadlineMs = now + policy.budgetMs
+        return call(.production, afterMs: 0)
+    }
+
+    /// What is left of the budget at `now`: the timeout of a call starting then.
+    public func timeLeftMs(atMs now: Int) -> Int {
+        max(deadlineMs - now, 0)
+    }
+
+    /// The step after the result of the call asked for last, which came at
+    /// `now` (monotonic) and `wallClockMs` (UNIX milliseconds).
+    public mutating func next(after result: ServerAPICallResult, atMs now: Int, wallClockMs: Int64) -> ServerAPINextStep {
+        if let verdict { return .finished(verdict) }
+        guard case .answered(let httpStatus, let body, let retryAfter) = result else {
+            return retry(afterMs: backoff(), atMs: now)
+        }
+        lastHTTPStatus = httpStatus
+        switch httpStatus {
+        case 200:
+            return finish(.answered(body: body, environment: environment))
+        case 401:
+            return finish(.unauthorized)
+        case 404 where Self.errorCode(body) == Self.transactionIDNotFound || Self.errorCode(body) == nil:
+            guard environment == .production, sandboxFallback, now + policy.minimumCallMs <= deadlineMs else {
+                return finish(environment == .production && sandboxFallback ? .unavailable : .notFound)
+            }
+            return call(.sandbox, afterMs: 0)
+        case 400, 404:
+            return finish(.notFound)
+        case 429:
+            let waitMs = retryAfter.flatMap { $0 >= Self.earliestRetryAfterMs ? $0 : nil }
+                .map { Int(clamping: max($0 - wallClockMs, 0)) } ?? backoff()
+            return retry(afterMs: waitMs, atMs: now)
+        default:
+            return retry(afterMs: backoff(), atMs: now)
+        }
+    }
+
+    /// Apple's `errorCode` in an error body, when it has one.
+    static func errorCode(_ body: [UInt8]) -> Int? {
+        guard let json = try? JSONParser.parse(body), case .number(let text)? = json.objectValue?["errorCode"]
+        else { return nil }
+        return Int(text)
+    }
+
+    private func backoff() -> Int {
+        policy.backoffMs(afterAttempt: attempts[environment, default: 0], jitter: jitter())
+    }
+
+    /// Calls the same environment again after `afterMs`, or ends `unavailable`
+    /// when it has no attempts left or the budget would be too short.
+    private mutating func retry(afterMs wait: Int, atMs now: Int) -> ServerAPINextStep {
+        guard attempts[environment, default: 0] < policy.maxAttemptsPerEnvironment,
+              now + wait + policy.minimumCallMs <= deadlineMs
+        else { return finish(.unavailable) }
+        return call(environment, afterMs: wait)
+    }
+
+    private mutating func call(_ target: AppleEnvironment, afterMs: Int) -> ServerAPINextStep {
+        environment = target
+        attempts[target, default: 0] += 1
+        callCount += 1
+        return .call(target, afterMs: afterMs)
+    }
+
+    private mutating func finish(_ verdict: ServerAPIVerdict) -> ServerAPINextStep {
+        self.verdict = verdict
+        return .finished(verdict)
+    }
+}

@@ -1,0 +1,151 @@
+import Glibc
+import IAPCore
+internal import SignedData
+
+/// Why a Server API request brought no verified transaction.
+public enum AppStoreServerError: Error, Equatable, Sendable {
+    /// Neither environment asked knows it (`4040010`; for an order, Apple's status 1).
+    case notFound
+    /// Apple unreachable, failing or rate-limiting past the budget.
+    case unavailable
+    /// 401: the key, key id, issuer id or bundle id is wrong (also logged).
+    case unauthorized
+    /// Apple's answer held a JWS that does not verify or a body not as documented.
+    case invalidAnswer
+}
+
+/// The App Store Server API (Get Transaction Info, Look Up Order ID) on
+/// `AppleClient`'s thread. Every signed transaction it hands over was verified
+/// with `SignedDataVerifier` first. Completions run on the client's thread and
+/// must not block; an id that is not letters and digits is never sent, and
+/// completes `notFound` at once, on the caller's thread.
+final class AppStoreServerClient: Sendable {
+    typealias TransactionCompletion = @Sendable (Result<SignedTransaction, AppStoreServerError>) -> Void
+    typealias OrderCompletion = @Sendable (Result<[SignedTransaction], AppStoreServerError>) -> Void
+
+    private let apple: AppleClient
+    private let api: AppStoreServerAPIConfiguration
+    private let caFile: String?
+    private let policy: AppleRetryPolicy
+    private let verifier: SignedDataVerifier
+    private let tokens: Locked<AppStoreTokenCache>
+    private let unauthorizedLogged = Locked(false)
+
+    /// The token signer of `IAP_APPSTORE_*`, nil when it holds no credentials.
+    /// Read at start-up, before anything listens.
+    /// - Throws: `ConfigurationError` naming `IAP_APPSTORE_PRIVATE_KEY_FILE` when
+    ///   the key cannot be read or is not a P-256 private key (its contents are never shown).
+    static func signer(_ configuration: ServiceConfiguration) throws(ConfigurationError) -> AppStoreTokenSigner? {
+        guard let credentials = configuration.appStore.credentials else { return nil }
+        let variable = "IAP_APPSTORE_PRIVATE_KEY_FILE"
+        guard let pem = readSmallTextFile(credentials.privateKeyFile) else {
+            throw ConfigurationError(
+                variable: variable, problem: "cannot read \(credentials.privateKeyFile): \(String(cString: strerror(errno)))")
+        }
+        do {
+            return try AppStoreTokenSigner(
+                privateKeyPEM: pem, keyID: credentials.keyID, issuerID: credentials.issuerID,
+                bundleID: configuration.bundleIDs[0])
+        } catch {
+            throw ConfigurationError(
+                variable: variable,
+                problem: "\(credentials.privateKeyFile) is not a P-256 private key in PEM (the In-App Purchase key, .p8)")
+        }
+    }
+
+    init(
+        configuration: ServiceConfiguration, signer: AppStoreTokenSigner, apple: AppleClient, verifier: SignedDataVerifier
+    ) {
+        self.apple = apple
+        self.api = configuration.appStore
+        self.caFile = configuration.caFile
+        self.policy = AppleRetryPolicy(budgetMs: configuration.appleTimeoutMs)
+        self.verifier = verifier
+        self.tokens = Locked(AppStoreTokenCache(signer: signer))
+    }
+
+    /// Get Transaction Info: production, then the sandbox on `4040010`. False
+    /// when too many calls wait their turn (`completion` never runs).
+    func fetchTransactionInfo(
+        _ transactionID: String, deadline: Deadline = .never, completion: @escaping TransactionCompletion
+    ) -> Bool {
+        guard Self.isPathSafe(transactionID) else {
+            completion(.failure(.notFound))
+            return true
+        }
+        return get("/inApps/v1/transactions/\(transactionID)", sandboxFallback: true, deadline: deadline) {
+            [verifier] result in
+            completion(
+                result.flatMap { body in
+                    guard let jws = ServerAPIReply.signedTransactionInfo(body),
+                          let transaction = try? verifier.verifyTransaction(Array(jws.utf8))
+                    else { return .failure(.invalidAnswer) }
+                    return .success(transaction)
+                })
+        }
+    }
+
+    /// Look Up Order ID (production only): the order's transactions, verified.
+    func lookUpOrder(_ orderID: String, deadline: Deadline = .never, completion: @escaping OrderCompletion) -> Bool {
+        guard Self.isPathSafe(orderID) else {
+            completion(.failure(.notFound))
+            return true
+        }
+        return get("/inApps/v1/lookup/\(orderID)", sandboxFallback: false, deadline: deadline) { [verifier] result in
+            completion(
+                result.flatMap { body in
+                    guard let reply = ServerAPIReply.orderLookup(body) else { return .failure(.invalidAnswer) }
+                    guard reply.known else { return .failure(.notFound) }
+                    var transactions: [SignedTransaction] = []
+                    for jws in reply.signedTransactions {
+                        guard let transaction = try? verifier.verifyTransaction(Array(jws.utf8)) else {
+                            return .failure(.invalidAnswer)
+                        }
+                        transactions.append(transaction)
+                    }
+                    return .success(transactions)
+                })
+        }
+    }
+
+    private func get(
+        _ path: String, sandboxFallback: Bool, deadline: Deadline,
+        completion: @escaping @Sendable (Result<[UInt8], AppStoreServerError>) -> Void
+    ) -> Bool {
+        let conversation = ServerAPIConversation(
+            path: path, sandboxFallback: sandboxFallback, api: api, caFile: caFile, policy: policy,
+            authorization: { [tokens] in
+                "Authorization: Bearer " + tokens.withLock { $0.token(atSeconds: Clock.wallMilliseconds() / 1000) }
+            },
+            deadline: deadline
+        ) { [self] verdict in
+            switch verdict {
+            case .answered(let body, _):
+                completion(.success(body))
+            case .notFound:
+                completion(.failure(.notFound))
+            case .unauthorized:
+                logUnauthorizedOnce()
+                completion(.failure(.unauthorized))
+            case .unavailable:
+                completion(.failure(.unavailable))
+            }
+        }
+        return apple.submit(conversation)
+    }
+
+    /// A 401 is the operator's to fix, and every call would repeat it: said once.
+    private func logUnauthorizedOnce() {
+        guard unauthorizedLogged.withLock({ logged in defer { logged = true }; return !logged }) else { return }
+        Log.event(
+            "configuration error: the App Store Server API answered 401 Unauthorized; check IAP_APPSTORE_KEY_ID,"
+                + " IAP_APPSTORE_ISSUER_ID, IAP_APPSTORE_PRIVATE_KEY_FILE and the first of IAP_BUNDLE_IDS"
+                + " (logged once; every Server API call fails until it is fixed)")
+    }
+
+    /// Ids Apple issues are letters and digits: anything else is never sent (no path tricks).
+    private static func isPathSafe(_ id: String) -> Bool {
+        !id.isEmpty && id.utf8.count <= 64
+            && id.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 65 && $0 <= 90) || ($0 >= 97 && $0 <= 122) }
+    }
+}

@@ -1,0 +1,87 @@
+import Dispatch
+import IAPCore
+internal import SignedData
+
+/// The App Store Server API from a command-line process (`iapctl lookup`,
+/// `iapctl transaction-info`), on an `AppleClient` of its own (as `iapctl
+/// retry-pending` does): one question per instance, and a wait for the verified answer.
+public final class ServerAPIQuery {
+    /// Why no question can be asked at all.
+    public struct NotConfigured: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// A transaction as Apple signed it (verified).
+    public struct Transaction: Sendable {
+        public let transactionID: String
+        public let productID: String
+        /// Milliseconds since 1970 UTC.
+        public let purchaseDate: Int64
+        /// `Production` or `Sandbox`, from the signed payload.
+        public let environment: String
+
+        init(_ signed: SignedTransaction) {
+            transactionID = signed.transactionID
+            productID = signed.productID
+            purchaseDate = signed.purchaseDate
+            environment = signed.environment
+        }
+    }
+
+    private let apple: AppleClient
+    private let client: AppStoreServerClient
+
+    /// Signed transactions must chain to the roots in `rootCAFile` (PEM), or to Apple Root CA - G3 when it is nil.
+    /// - Throws: `NotConfigured` without `IAP_APPSTORE_*` credentials,
+    ///   `ConfigurationError` for a bad key or root file, `CurlError` when libcurl cannot start.
+    public init(configuration: ServiceConfiguration, rootCAFile: String?) throws {
+        guard let signer = try AppStoreServerClient.signer(configuration) else {
+            throw NotConfigured(
+                description: "the App Store Server API is not configured: set IAP_APPSTORE_KEY_ID,"
+                    + " IAP_APPSTORE_ISSUER_ID and IAP_APPSTORE_PRIVATE_KEY_FILE (the In-App Purchase key)")
+        }
+        let roots = try Self.trustedRoots(rootCAFile)
+        apple = try AppleClient(endpoints: AppleEndpoints(configuration))
+        client = AppStoreServerClient(
+            configuration: configuration, signer: signer, apple: apple, verifier: SignedDataVerifier(roots: roots))
+    }
+
+    /// Look Up Order ID: the order's transactions.
+    public func lookUpOrder(_ orderID: String) -> Result<[Transaction], AppStoreServerError> {
+        ask { completion in
+            client.lookUpOrder(orderID) { completion($0.map { $0.map(Transaction.init) }) }
+        }
+    }
+
+    /// Get Transaction Info: production, then the sandbox on `4040010`.
+    public func transactionInfo(_ transactionID: String) -> Result<Transaction, AppStoreServerError> {
+        ask { completion in
+            client.fetchTransactionInfo(transactionID) { completion($0.map(Transaction.init)) }
+        }
+    }
+
+    /// Runs the client's thread for one question and waits for its answer.
+    private func ask<Answer: Sendable>(
+        _ question: (@escaping @Sendable (Result<Answer, AppStoreServerError>) -> Void) -> Bool
+    ) -> Result<Answer, AppStoreServerError> {
+        apple.start()
+        defer { apple.stop() }
+        let answered = DispatchSemaphore(value: 0)
+        let result = Locked<Result<Answer, AppStoreServerError>>(.failure(.unavailable))
+        guard question({ outcome in
+            result.withLock { $0 = outcome }
+            answered.signal()
+        }) else { return .failure(.unavailable) }
+        answered.wait()
+        return result.withLock { $0 }
+    }
+
+    private static func trustedRoots(_ file: String?) throws(ConfigurationError) -> TrustedRoots {
+        guard let file else { return .apple }
+        guard let pem = readSmallTextFile(file), let roots = try? TrustedRoots(pem: pem) else {
+            throw ConfigurationError(
+                variable: "IAP_APPLE_ROOT_CA_FILE", problem: "\(file) is not a readable PEM of certificates")
+        }
+        return roots
+    }
+}

@@ -1,0 +1,37 @@
+import ArgumentParser
+import IAPCore
+import IAPService
+
+/// The App Store Server API for one iapctl command, from the same environment as iap-fcgi.
+enum ServerAPIAccess {
+    /// A query ready to ask, or the operator's error: not configured, a bad variable.
+    static func query() throws -> ServerAPIQuery {
+        let environment = ProcessEnvironment.variables()
+        do {
+            let configuration = try ServiceConfiguration.fromEnvironment(environment)
+            // IAP_APPLE_ROOT_CA_FILE: the roots Apple's signed transactions must chain to (default Apple Root CA - G3).
+            let rootCAFile = environment["IAP_APPLE_ROOT_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 }
+            return try ServerAPIQuery(configuration: configuration, rootCAFile: rootCAFile)
+        } catch let error as ServerAPIQuery.NotConfigured {
+            throw AdminError(error.description)
+        } catch let error as ConfigurationError {
+            throw ValidationError(error.description)
+        }
+    }
+
+    /// What the operator is told when a question got no answer.
+    static func failure(_ error: AppStoreServerError, notFound: String) -> AdminError {
+        switch error {
+        case .notFound:
+            return AdminError(notFound)
+        case .unauthorized:
+            return AdminError(
+                "the App Store Server API refused our token (401): check IAP_APPSTORE_KEY_ID, IAP_APPSTORE_ISSUER_ID,"
+                    + " IAP_APPSTORE_PRIVATE_KEY_FILE and the first of IAP_BUNDLE_IDS")
+        case .unavailable:
+            return AdminError("the App Store Server API did not answer in time (IAP_APPLE_TIMEOUT_MS); try again")
+        case .invalidAnswer:
+            return AdminError("Apple's answer held a signed transaction that does not verify, or was not as documented")
+        }
+    }
+}
