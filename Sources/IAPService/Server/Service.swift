@@ -2,6 +2,7 @@ import FastCGI
 import Glibc
 import IAPCore
 import MariaDB
+internal import SignedData
 
 /// The whole service: accept threads that read requests and answer the quick
 /// routes on their own database connection, Apple's client thread holding every
@@ -61,9 +62,27 @@ public final class Service: Sendable {
             apple: apple, verification: verification, queueLimit: configuration.verifyQueueLimit,
             deadlineBudgetMs: VerificationDeadline.budgetMs(appleTimeoutMs: configuration.appleTimeoutMs))
         recorder.start(database: database)
+        let transactions = TransactionsRoute(
+            verifier: SignedDataVerifier(roots: try Self.appleRoots(configuration)),
+            delivery: SignedTransactionDelivery(
+                bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy, settings: settings))
         router = Router(
             orders: OrdersRoute(settings: settings), verify: VerifyRoute(recorder: recorder, replays: ReplayCache()),
+            transactions: transactions,
             version: VersionRoute(settings: settings), health: HealthRoute())
+    }
+
+    /// The roots a StoreKit 2 JWS must chain to: `IAP_APPLE_ROOT_CA_FILE`, else
+    /// Apple Root CA - G3. A file that cannot be read or holds no certificate
+    /// stops the start, naming the variable.
+    private static func appleRoots(_ configuration: ServiceConfiguration) throws -> TrustedRoots {
+        guard let path = configuration.appleRootCAFile else { return .apple }
+        do {
+            return try TrustedRoots(pemFile: path)
+        } catch {
+            throw ConfigurationError(
+                variable: "IAP_APPLE_ROOT_CA_FILE", problem: "\(path) is not a readable PEM of certificates (\(error))")
+        }
     }
 
     /// Serves until SIGTERM or SIGINT, then stops accepting, finishes what it
