@@ -37,7 +37,6 @@ struct Response: Sendable {
         case 413: return "Content Too Large"
         case 422: return "Unprocessable Content"
         case 500: return "Internal Server Error"
-        case 501: return "Not Implemented"
         case 503: return "Service Unavailable"
         default: return "Status"
         }

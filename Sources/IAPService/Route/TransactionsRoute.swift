@@ -12,7 +12,7 @@ internal import SignedData
 /// audit row; a database that cannot take the row is `retry_later`.
 ///
 /// `{"transaction_id", "user_id"}` without a JWS needs the App Store Server
-/// API, not configured in this build: 501 `server_api_not_configured`.
+/// API, not configured in this build: 400 `server_api_not_configured`.
 struct TransactionsRoute: Sendable {
     let verifier: SignedDataVerifier
     let delivery: SignedTransactionDelivery
