@@ -20,6 +20,8 @@ public final class Service: Sendable {
     static let deliveryThreads = 4
     /// Delivery threads that join only when Apple's answers queue up (see `Verification`).
     static let reserveDeliveryThreads = 4
+    /// Threads recording and delivering StoreKit 2 transactions (`SignedTransactionBatches`).
+    static let signedTransactionThreads = 4
     /// How long a stopping service waits for requests it holds, in seconds.
     static let shutdownGraceSeconds = 30
 
@@ -62,10 +64,13 @@ public final class Service: Sendable {
             apple: apple, verification: verification, queueLimit: configuration.verifyQueueLimit,
             deadlineBudgetMs: VerificationDeadline.budgetMs(appleTimeoutMs: configuration.appleTimeoutMs))
         recorder.start(database: database)
-        let transactions = TransactionsRoute(
-            verifier: SignedDataVerifier(roots: try Self.appleRoots(configuration)),
+        let signedTransactions = SignedTransactionBatches(
             delivery: SignedTransactionDelivery(
-                bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy, settings: settings))
+                bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy, settings: settings),
+            queueLimit: configuration.verifyQueueLimit)
+        signedTransactions.start(count: Self.signedTransactionThreads, database: database)
+        let transactions = TransactionsRoute(
+            verifier: SignedDataVerifier(roots: try Self.appleRoots(configuration)), batches: signedTransactions)
         router = Router(
             orders: OrdersRoute(settings: settings), verify: VerifyRoute(recorder: recorder, replays: ReplayCache()),
             transactions: transactions,

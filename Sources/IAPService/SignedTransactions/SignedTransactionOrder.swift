@@ -7,7 +7,7 @@ import MariaDB
 /// into the transaction, so a request that names another order or another
 /// user is refused (409 `order_user_mismatch`) before anything is written.
 /// Else the request's `order_id`, else a new order of its `user_id`.
-struct SignedTransactionOrder {
+struct SignedTransactionOrder: Sendable {
     /// The order the delivery binds to; nil: a new order of `userID`.
     let orderID: String?
     let userID: String
