@@ -21,7 +21,7 @@ public final class Service: Sendable {
     /// Delivery threads that join only when Apple's answers queue up (see `Verification`).
     static let reserveDeliveryThreads = 4
     /// Threads recording and delivering StoreKit 2 transactions (`SignedTransactionBatches`).
-    static let signedTransactionThreads = 4
+    static let signedTransactionThreads = 2
     /// How long a stopping service waits for requests it holds, in seconds.
     static let shutdownGraceSeconds = 30
 
