@@ -56,7 +56,10 @@ let package = Package(
         // The service: request -> route -> verify -> deliver -> answer.
         .target(
             name: "IAPService",
-            dependencies: ["IAPCore", "SignedData", "FastCGI", "MariaDB", "Curl", "CMalloc"],
+            dependencies: [
+                "IAPCore", "FastCGI", "MariaDB", "Curl", "CMalloc", "SignedData",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         .executableTarget(name: "iap-fcgi", dependencies: ["IAPService"], swiftSettings: swiftSettings),

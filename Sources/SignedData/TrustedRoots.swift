@@ -32,6 +32,8 @@ public struct TrustedRoots: Sendable {
 
 /// Why a root file was refused, for the operator at start-up.
 public enum TrustedRootsError: Error, Equatable, Sendable {
+    /// The file cannot be read as UTF-8 text.
+    case unreadable
     case notPEM
     case noCertificate
     /// The certificate at `index` (from 0, in file order) is not valid DER X.509.

@@ -27,7 +27,7 @@ struct Migrate: ParsableCommand {
         let applied = Set(try connection.execute("SELECT version FROM schema_migrations").rows.compactMap { $0[0] })
         var count = 0
         for file in try migrationFiles() where !applied.contains(file) {
-            let sql = try String(wholeFile: "\(sqlDir)/\(file)")
+            let sql = try String(readingFile: "\(sqlDir)/\(file)")
             do {
                 try connection.executeScript(sql)
             } catch {
@@ -54,8 +54,9 @@ struct Migrate: ParsableCommand {
 }
 
 extension String {
-    /// The whole file as UTF-8 text.
-    init(wholeFile path: String) throws {
+    /// The whole file as UTF-8 text (not named `contentsOfFile`: Foundation, which SignedData
+    /// brings into the build, has an initializer of that name).
+    init(readingFile path: String) throws {
         guard let file = fopen(path, "rb") else { throw AdminError("cannot open \(path)") }
         defer { fclose(file) }
         var bytes: [UInt8] = []

@@ -9,9 +9,7 @@ enum ServerAPIAccess {
         let environment = ProcessEnvironment.variables()
         do {
             let configuration = try ServiceConfiguration.fromEnvironment(environment)
-            // IAP_APPLE_ROOT_CA_FILE: the roots Apple's signed transactions must chain to (default Apple Root CA - G3).
-            let rootCAFile = environment["IAP_APPLE_ROOT_CA_FILE"].flatMap { $0.isEmpty ? nil : $0 }
-            return try ServerAPIQuery(configuration: configuration, rootCAFile: rootCAFile)
+            return try ServerAPIQuery(configuration: configuration, rootCAFile: configuration.appleRootCAFile)
         } catch let error as ServerAPIQuery.NotConfigured {
             throw AdminError(error.description)
         } catch let error as ConfigurationError {

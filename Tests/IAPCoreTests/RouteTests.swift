@@ -17,6 +17,8 @@ final class RouteTests: XCTestCase {
         XCTAssertEqual(Route.match(method: "GET", path: "/v1/orders"), .failure(.methodNotAllowed))
         XCTAssertEqual(Route.match(method: "PUT", path: "/v1/receipts/verify"), .failure(.methodNotAllowed))
         XCTAssertEqual(Route.match(method: "POST", path: "/v1/version"), .failure(.methodNotAllowed))
+        XCTAssertEqual(Route.match(method: "GET", path: "/v1/transactions/verify"), .failure(.methodNotAllowed))
+        XCTAssertEqual(Route.match(method: "POST", path: "/v1/transactions/verify"), .success(.verifyTransaction))
     }
 
     func testHeadIsServedLikeGet() {

@@ -28,6 +28,7 @@ final class ServiceConfigurationTests: XCTestCase {
         XCTAssertEqual(config.productionURL, "https://buy.itunes.apple.com/verifyReceipt")
         XCTAssertEqual(config.sandboxURL, "https://sandbox.itunes.apple.com/verifyReceipt")
         XCTAssertNil(config.caFile)
+        XCTAssertNil(config.appleRootCAFile, "the compiled-in Apple Root CA - G3")
         XCTAssertEqual(config.appleTimeoutMs, 15000)
         XCTAssertNil(config.sharedSecret)
         XCTAssertEqual(config.sandboxPolicy, .review)
@@ -43,6 +44,7 @@ final class ServiceConfigurationTests: XCTestCase {
             "IAP_APPLE_PRODUCTION_URL": "https://127.0.0.1:9553/verifyReceipt",
             "IAP_APPLE_SANDBOX_URL": "https://127.0.0.1:9554/verifyReceipt",
             "IAP_CA_FILE": "/tmp/iap-test/certs/ca.pem", "IAP_APPLE_TIMEOUT_MS": "2000",
+            "IAP_APPLE_ROOT_CA_FILE": "/tmp/iap-test/certs/signing-root.pem",
             "IAP_SHARED_SECRET": "0123456789abcdef0123456789abcdef", "IAP_SANDBOX_POLICY": "never",
             "IAP_ACCEPT_THREADS": "16",
         ])
@@ -56,6 +58,7 @@ final class ServiceConfigurationTests: XCTestCase {
         XCTAssertEqual(config.productionURL, "https://127.0.0.1:9553/verifyReceipt")
         XCTAssertEqual(config.sandboxURL, "https://127.0.0.1:9554/verifyReceipt")
         XCTAssertEqual(config.caFile, "/tmp/iap-test/certs/ca.pem")
+        XCTAssertEqual(config.appleRootCAFile, "/tmp/iap-test/certs/signing-root.pem")
         XCTAssertEqual(config.appleTimeoutMs, 2000)
         XCTAssertEqual(config.sharedSecret, "0123456789abcdef0123456789abcdef")
         XCTAssertEqual(config.sandboxPolicy, .never)
@@ -65,13 +68,14 @@ final class ServiceConfigurationTests: XCTestCase {
     func testEmptyValuesCountAsUnset() throws {
         let config = try configuration([
             "IAP_LISTEN": "", "IAP_DB_PORT": "", "IAP_DB_SOCKET": "", "IAP_SHARED_SECRET": "", "IAP_CA_FILE": "",
-            "IAP_APPLE_TIMEOUT_MS": "", "IAP_SANDBOX_POLICY": "",
+            "IAP_APPLE_ROOT_CA_FILE": "", "IAP_APPLE_TIMEOUT_MS": "", "IAP_SANDBOX_POLICY": "",
         ])
         XCTAssertEqual(config.listen, .inheritedSocket)
         XCTAssertEqual(config.database.port, 3306)
         XCTAssertNil(config.database.socket)
         XCTAssertNil(config.sharedSecret)
         XCTAssertNil(config.caFile)
+        XCTAssertNil(config.appleRootCAFile)
         XCTAssertEqual(config.appleTimeoutMs, 15000)
         XCTAssertEqual(config.sandboxPolicy, .review)
     }

@@ -26,6 +26,13 @@ public struct APIError: Error, Equatable, Sendable {
 
     public static let invalidReceiptData = APIError(
         httpStatus: 400, code: "invalid_receipt_data", message: "receipt_data is not base64")
+    public static let invalidSignedData = APIError(
+        httpStatus: 400, code: "invalid_signed_data", message: "signed_transaction is not a transaction signed by Apple")
+    /// A `transaction_id`-only verify needs the App Store Server API, which is not configured. A
+    /// 400, not a 5xx: no retry of the same request can succeed, and the client can post the JWS.
+    public static let serverAPINotConfigured = APIError(
+        httpStatus: 400, code: "server_api_not_configured",
+        message: "transaction_id alone needs the App Store Server API, which is not configured; post signed_transaction")
     public static let unknownOrder = APIError(httpStatus: 404, code: "unknown_order", message: "no such order")
     public static let unknownProduct = APIError(
         httpStatus: 404, code: "unknown_product", message: "no such active product")

@@ -20,6 +20,9 @@ public struct ServiceConfiguration: Equatable, Sendable {
     /// `IAP_CA_FILE`: a PEM bundle of the CAs trusted for Apple's endpoints.
     /// Default nil: the system CA bundle.
     public var caFile: String?
+    /// `IAP_APPLE_ROOT_CA_FILE`: a PEM of the roots a StoreKit 2 JWS must chain
+    /// to (it may hold several). Default nil: Apple Root CA - G3, compiled in.
+    public var appleRootCAFile: String?
     /// `IAP_APPLE_TIMEOUT_MS`: the limit on one receipt's whole conversation
     /// with Apple (every call, retry and switch, connections included; see
     /// `AppleRetryPolicy`), in milliseconds. Default 15000, allowed 100...120000.
@@ -65,6 +68,7 @@ public struct ServiceConfiguration: Equatable, Sendable {
         productionURL: String = defaultProductionURL,
         sandboxURL: String = defaultSandboxURL,
         caFile: String? = nil,
+        appleRootCAFile: String? = nil,
         appleTimeoutMs: Int = defaultAppleTimeoutMs,
         sharedSecret: String? = nil,
         sandboxPolicy: SandboxPolicy = .review,
@@ -80,6 +84,7 @@ public struct ServiceConfiguration: Equatable, Sendable {
         self.productionURL = productionURL
         self.sandboxURL = sandboxURL
         self.caFile = caFile
+        self.appleRootCAFile = appleRootCAFile
         self.appleTimeoutMs = appleTimeoutMs
         self.sharedSecret = sharedSecret
         self.sandboxPolicy = sandboxPolicy
@@ -162,6 +167,7 @@ public struct ServiceConfiguration: Equatable, Sendable {
             productionURL: try reader.httpsURL("IAP_APPLE_PRODUCTION_URL", default: defaultProductionURL),
             sandboxURL: try reader.httpsURL("IAP_APPLE_SANDBOX_URL", default: defaultSandboxURL),
             caFile: reader["IAP_CA_FILE"],
+            appleRootCAFile: reader["IAP_APPLE_ROOT_CA_FILE"],
             appleTimeoutMs: try reader.integer(
                 "IAP_APPLE_TIMEOUT_MS", default: defaultAppleTimeoutMs, in: appleTimeoutMsRange,
                 "must be a whole number of milliseconds from 100 to 120000"),
@@ -196,6 +202,7 @@ extension ServiceConfiguration: CustomStringConvertible, CustomDebugStringConver
         let appStore = "appStore: \(self.appStore))"
         return "ServiceConfiguration(listen: \(listen), database: \(database), bundleIDs: \(bundleIDs), "
             + "productionURL: \(productionURL), sandboxURL: \(sandboxURL), caFile: \(caFile ?? "<system>"), "
+            + "appleRootCAFile: \(appleRootCAFile ?? "<Apple Root CA - G3>"), "
             + "appleTimeoutMs: \(appleTimeoutMs), sharedSecret: \(Redacted(sharedSecret)), "
             + "sandboxPolicy: \(sandboxPolicy.rawValue), "
             + "verifyQueueLimit: \(verifyQueueLimit.jobs) jobs, \(verifyQueueLimit.bytes >> 20) MiB, acceptThreads: \(acceptThreads), "
@@ -211,6 +218,7 @@ extension ServiceConfiguration: CustomStringConvertible, CustomDebugStringConver
             children: [
                 "listen": listen, "database": database, "bundleIDs": bundleIDs,
                 "productionURL": productionURL, "sandboxURL": sandboxURL, "caFile": caFile as Any,
+                "appleRootCAFile": appleRootCAFile as Any,
                 "appleTimeoutMs": appleTimeoutMs, "sharedSecret": Redacted(sharedSecret).description,
                 "sandboxPolicy": sandboxPolicy, "verifyQueueLimit": verifyQueueLimit,
                 "acceptThreads": acceptThreads, "appleMaxCalls": appleMaxCalls,

@@ -67,7 +67,7 @@ public struct VerifyRequest: Equatable, Sendable {
     }
 
     /// Clients send the id as a string or as a JSON integer; both become digits.
-    private static func readTransactionID(_ fields: RequestBody) throws(APIError) -> String? {
+    static func readTransactionID(_ fields: RequestBody) throws(APIError) -> String? {
         guard let value = fields["transaction_id"] else { return nil }
         let text: String
         switch value {
@@ -80,6 +80,11 @@ public struct VerifyRequest: Equatable, Sendable {
                 "transaction_id", "must be 1 to \(maxTransactionIDDigits) decimal digits, as a string or an integer")
         }
         return text
+    }
+
+    /// `text` as a lowercase UUID (an order id), or nil when it is not one.
+    public static func lowercaseUUID(_ text: String) -> String? {
+        isUUID(text) ? text.lowercased() : nil
     }
 
     /// 8-4-4-4-12 hex digits, in any case.

@@ -3,6 +3,7 @@
 public enum Route: Sendable, Equatable, CaseIterable {
     case createOrder
     case verifyReceipt
+    case verifyTransaction
     case version
     case health
 
@@ -11,6 +12,7 @@ public enum Route: Sendable, Equatable, CaseIterable {
         switch self {
         case .createOrder: return "/v1/orders"
         case .verifyReceipt: return "/v1/receipts/verify"
+        case .verifyTransaction: return "/v1/transactions/verify"
         case .version: return "/v1/version"
         case .health: return "/v1/health"
         }
@@ -18,7 +20,7 @@ public enum Route: Sendable, Equatable, CaseIterable {
 
     public var method: String {
         switch self {
-        case .createOrder, .verifyReceipt: return "POST"
+        case .createOrder, .verifyReceipt, .verifyTransaction: return "POST"
         case .version, .health: return "GET"
         }
     }

@@ -12,8 +12,11 @@ struct Delivery {
         let userID: String
         let orderID: String?
         let environment: AppleEnvironment
+        /// Apple's answer for the audit row: verifyReceipt's JSON, or a signed
+        /// transaction's verified payload.
         let appleAnswer: [UInt8]?
-        let appleStatus: Int
+        /// verifyReceipt's status; nil for a signed transaction (Apple was not called).
+        let appleStatus: Int?
         let transactions: ReceiptTransactions
 
         /// Apple's answer as the receipt's row stores it: the verification is complete.

@@ -131,18 +131,13 @@ final class Verification: Sendable {
     /// back and it runs again, up to `attempts` in all; when the
     /// database cannot take it, the answer is `retry_later`.
     func answer(_ pending: Pending, outcome: AppleOutcome, connection: MariaDBConnection) -> VerifyAnswer {
-        var attempt = 1
-        while true {
-            do {
-                return try connection.transaction { try answerRecording(pending, outcome: outcome, connection: connection) }
-            } catch let error as MariaDBError
-                where (error.code == 1213 || error.code == 1205) && attempt < Self.attempts
-            {
-                attempt += 1
-            } catch {
-                Log.event("verify: Apple's answer not recorded: \(error)")
-                return Self.retryLater(pending, outcome: outcome)
+        do {
+            return try connection.transactionRetryingDeadlocks(attempts: Self.attempts) {
+                try answerRecording(pending, outcome: outcome, connection: connection)
             }
+        } catch {
+            Log.event("verify: Apple's answer not recorded: \(error)")
+            return Self.retryLater(pending, outcome: outcome)
         }
     }
 

@@ -4,6 +4,7 @@ import IAPCore
 struct Router: Sendable {
     let orders: OrdersRoute
     let verify: VerifyRoute
+    let transactions: TransactionsRoute
     let version: VersionRoute
     let health: HealthRoute
 
@@ -15,6 +16,8 @@ struct Router: Sendable {
             responder.send(orders.handle(request, worker: worker))
         case .success(.verifyReceipt):
             verify.handle(request, responder: responder, worker: worker)
+        case .success(.verifyTransaction):
+            transactions.handle(request, responder: responder, worker: worker)
         case .success(.version):
             responder.send(version.handle(request))
         case .success(.health):

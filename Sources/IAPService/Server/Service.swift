@@ -23,6 +23,8 @@ public final class Service: Sendable {
     static let deliveryThreads = 4
     /// Delivery threads that join only when Apple's answers queue up (see `Verification`).
     static let reserveDeliveryThreads = 4
+    /// Threads recording and delivering StoreKit 2 transactions (`SignedTransactionBatches`).
+    static let signedTransactionThreads = 2
     /// How long a stopping service waits for requests it holds, in seconds.
     static let shutdownGraceSeconds = 30
 
@@ -58,8 +60,10 @@ public final class Service: Sendable {
         settings.startRefreshing(from: database)
         apple = try AppleClient(endpoints: AppleEndpoints(configuration), waitingLimit: configuration.verifyQueueLimit)
         let apple = self.apple
+        // One verifier for the JWS clients post and those Apple's Server API returns: one certificate cache.
+        let signedData = SignedDataVerifier(roots: try Self.appleRoots(configuration))
         appStoreServer = appStoreSigner.map {
-            AppStoreServerClient(configuration: configuration, signer: $0, apple: apple, verifier: SignedDataVerifier())
+            AppStoreServerClient(configuration: configuration, signer: $0, apple: apple, verifier: signedData)
         }
         let verification = Verification(
             bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy, settings: settings,
@@ -70,9 +74,29 @@ public final class Service: Sendable {
             apple: apple, verification: verification, queueLimit: configuration.verifyQueueLimit,
             deadlineBudgetMs: VerificationDeadline.budgetMs(appleTimeoutMs: configuration.appleTimeoutMs))
         recorder.start(database: database)
+        let signedTransactions = SignedTransactionBatches(
+            delivery: SignedTransactionDelivery(
+                bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy, settings: settings),
+            queueLimit: configuration.verifyQueueLimit)
+        signedTransactions.start(count: Self.signedTransactionThreads, database: database)
+        let transactions = TransactionsRoute(verifier: signedData, batches: signedTransactions)
         router = Router(
             orders: OrdersRoute(settings: settings), verify: VerifyRoute(recorder: recorder, replays: ReplayCache()),
+            transactions: transactions,
             version: VersionRoute(settings: settings), health: HealthRoute())
+    }
+
+    /// The roots a StoreKit 2 JWS must chain to: `IAP_APPLE_ROOT_CA_FILE`, else
+    /// Apple Root CA - G3. A file that cannot be read or holds no certificate
+    /// stops the start, naming the variable.
+    private static func appleRoots(_ configuration: ServiceConfiguration) throws -> TrustedRoots {
+        guard let path = configuration.appleRootCAFile else { return .apple }
+        do {
+            return try TrustedRoots(pemFile: path)
+        } catch {
+            throw ConfigurationError(
+                variable: "IAP_APPLE_ROOT_CA_FILE", problem: "\(path) is not a readable PEM of certificates (\(error))")
+        }
     }
 
     /// Serves until SIGTERM or SIGINT, then stops accepting, finishes what it

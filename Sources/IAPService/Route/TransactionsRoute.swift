@@ -1,0 +1,66 @@
+import IAPCore
+import MariaDB
+internal import SignedData
+
+/// POST /v1/transactions/verify: a StoreKit 2 signed transaction (API.md).
+/// On the accept thread that read it: the request is checked, the JWS
+/// verified offline (`SignedDataVerifier`: ~70 µs with its certificates
+/// known, ~1.3 ms the first time a pair is seen) and the order resolved
+/// (`SignedTransactionOrder`, which may refuse with 409 before anything is
+/// written). Then `SignedTransactionBatches` records the audit row and
+/// delivers, and this thread is free again. A refused JWS is 400
+/// `invalid_signed_data` with only its audit row; a database that cannot take
+/// the row is `retry_later`.
+///
+/// `{"transaction_id", "user_id"}` without a JWS needs the App Store Server
+/// API, not configured in this build: 400 `server_api_not_configured`.
+struct TransactionsRoute: Sendable {
+    let verifier: SignedDataVerifier
+    let batches: SignedTransactionBatches
+
+    func handle(_ request: HTTPRequest, responder: Responder, worker: WorkerContext) {
+        let verifyRequest: TransactionVerifyRequest
+        do {
+            verifyRequest = try TransactionVerifyRequest.parse(body: request.body)
+        } catch {
+            return responder.send(.error(error))
+        }
+        guard case .signedTransaction(let jws) = verifyRequest.subject else {
+            return responder.send(.error(.serverAPINotConfigured))
+        }
+        let receivedAt = Timestamp.now()
+        let verified: (transaction: SignedTransaction, raw: JSONObject)
+        do {
+            let (payload, json) = try verifier.verify(Array(jws.utf8))
+            verified = (try SignedTransaction(payload: payload, json: json), json)
+        } catch {
+            Log.event("transactions/verify: invalid signed data: \(error.rawValue)")
+            let row = SignedTransactionAudit.Row(
+                jws: jws, orderID: verifyRequest.orderID, userID: verifyRequest.userID ?? "",
+                appVersion: verifyRequest.appVersion, clientAddress: request.clientAddress, outcome: .failure(error),
+                receivedAt: receivedAt)
+            return batches.submit(SignedTransactionBatches.Job(row: row, input: nil, responder: responder))
+        }
+        let order: SignedTransactionOrder
+        do {
+            order = try SignedTransactionOrder.resolve(
+                appAccountToken: verified.transaction.appAccountToken, request: verifyRequest,
+                connection: worker.connection)
+        } catch let error as APIError {
+            return responder.send(.error(error))
+        } catch {
+            // The orders could not be read: nothing is recorded.
+            Log.event("transactions/verify: order not read: \(error)")
+            let environment = SignedTransactionAdmission.Environment(rawValue: verified.transaction.environment)
+            return responder.send(.verify(VerifyAnswer(
+                status: .retryLater, environment: environment?.deliveryEnvironment, orderID: verifyRequest.orderID)))
+        }
+        let row = SignedTransactionAudit.Row(
+            jws: jws, orderID: order.orderID, userID: order.userID, appVersion: verifyRequest.appVersion,
+            clientAddress: request.clientAddress, outcome: .success((verified.transaction, verified.transaction.payload)),
+            receivedAt: receivedAt)
+        let input = SignedTransactionDelivery.Input(
+            transaction: verified.transaction, raw: verified.raw, order: order, appVersion: verifyRequest.appVersion)
+        batches.submit(SignedTransactionBatches.Job(row: row, input: input, responder: responder))
+    }
+}
