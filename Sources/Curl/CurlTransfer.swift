@@ -125,6 +125,11 @@ public final class CurlTransfer {
         try set(CURLOPT_HTTPGET, 1)
     }
 
+    /// Whether the next request must go on a new connection rather than a kept-alive one.
+    public func useNewConnection(_ isNew: Bool) throws(CurlError) {
+        try set(CURLOPT_FRESH_CONNECT, isNew ? 1 : 0)
+    }
+
     /// The value of the answer's header `name` (case-insensitive), once the transfer has finished.
     public func responseHeader(_ name: String) -> String? {
         CCurl_easy_header_value(handle, name).map { String(cString: $0) }

@@ -117,3 +117,22 @@ def test_the_whole_conversation_ends_within_the_budget(api, simulator, receipts)
     elapsed_ms = (time.monotonic() - started) * 1000
     assert elapsed_ms < BUDGET_MS + 300, f"answered after {elapsed_ms:.0f} ms, budget {BUDGET_MS} ms"
     assert simulator.requests_to("production") == 1
+
+
+def test_kept_alive_connections_apple_closed_meanwhile_cost_one_call_at_most(api, db, simulator, receipts):
+    """Apple closes idle kept-alive connections (here: the simulator closes them all when its certificate
+    changes, and again when it changes back). A pooled connection that looks alive but is closed costs the
+    call it carried; the next call of the same request goes on a new connection rather than on the next
+    dead one in the pool, so the request is delivered instead of spending every attempt on dead
+    connections."""
+    for _ in range(3):
+        assert warm_the_connection_pool(api, simulator, receipts) >= 4, "libcurl kept no connections to reuse"
+        simulator.control(tls="untrusted")
+        simulator.control(tls="trusted")
+        simulator.reset_stats()
+        receipt, tid = new_receipt(receipts)
+
+        assert_verify_answer(api.verify(receipt, user_id=new_user_id()), "delivered")
+
+        assert simulator.stats()["production"]["requests"] <= 2, simulator.stats()["production"]
+        assert db.transaction(tid) is not None

@@ -123,6 +123,7 @@ final class AppleClient: @unchecked Sendable {
         do {
             let transfer = try idleTransfers.popLast() ?? CurlTransfer()
             try call.conversation.prepare(transfer, for: call.environment, timeoutMs: timeoutMs)
+            try transfer.useNewConnection(call.lastCallBrokeDown)
             transfer.context = call
             try multi.add(transfer)
             releaseTurn(call)
@@ -138,6 +139,7 @@ final class AppleClient: @unchecked Sendable {
         transfer.context = nil
         let result: AppleCallResult
         var retryAfterUnixMs: Int64?
+        if case .answered = outcome { call.lastCallBrokeDown = false } else { call.lastCallBrokeDown = true }
         switch outcome {
         case .answered(let httpStatus):
             result = .answered(httpStatus: httpStatus, body: transfer.responseBody)
@@ -230,6 +232,15 @@ final class AppleClient: @unchecked Sendable {
         var dueAt: UInt64 = 0
         /// Counted in `waitingTurn` until its first transfer starts.
         var waitsItsTurn = true
+        /// The last call got no answer (a timeout, a broken or refused connection).
+        /// The next goes on a new connection: Apple closes idle kept-alive
+        /// connections, and one that still looks alive to libcurl (a TLS
+        /// close_notify waiting to be read) breaks only once a request is sent on
+        /// it. libcurl may not send that request again by itself (every call must
+        /// be one the retry policy counts, `CurlTransfer`), so without a new
+        /// connection each retry could take the next dead one from the pool and a
+        /// request would spend all its attempts on them.
+        var lastCallBrokeDown = false
 
         var deadline: Deadline { conversation.deadline }
 
