@@ -36,21 +36,21 @@ struct ChainFingerprint: Hashable, Sendable {
 /// JWS outside the cached window is validated afresh anyway.) Refusals are not
 /// cached: a forged chain costs its sender a path validation each time.
 ///
-/// Thread-safe; bounded, the oldest pair going first. Apple signs with a few
+/// Thread-safe; bounded, the pair used least recently going first. Apple signs with a few
 /// leaves at a time (production, sandbox), renewed every year or so.
 final class VerifiedChainCache: Sendable {
-    private let chains: Mutex<BoundedDictionary<ChainFingerprint, VerifiedChain>>
+    private let chains: Mutex<LRUCache<ChainFingerprint, VerifiedChain>>
 
     init(capacity: Int) {
-        self.chains = Mutex(BoundedDictionary(capacity: capacity))
+        self.chains = Mutex(LRUCache(capacity: max(1, capacity)))
     }
 
     subscript(fingerprint: ChainFingerprint) -> VerifiedChain? {
-        chains.withLock { $0[fingerprint] }
+        chains.withLock { $0.value(for: fingerprint) }
     }
 
     func insert(_ chain: VerifiedChain, for fingerprint: ChainFingerprint) {
-        chains.withLock { $0.insert(chain, for: fingerprint) }
+        chains.withLock { _ = $0.insert(chain, for: fingerprint) }
     }
 
     var count: Int {
