@@ -25,39 +25,37 @@ public struct ServerAPICallSequence: Sendable {
     /// milliseconds (seconds, say): it counts as absent, and the backoff applies.
     static let earliestRetryAfterMs: Int64 = 1_000_000_000_000
 
-    public let policy: AppleRetryPolicy
+    public var policy: AppleRetryPolicy { budget.policy }
     public let sandboxFallback: Bool
-    private let jitter: @Sendable () -> Double
     /// The environment of the call asked for last.
-    public private(set) var environment: AppleEnvironment = .production
+    public var environment: AppleEnvironment { budget.environment }
     /// Calls asked for so far.
-    public private(set) var callCount = 0
+    public var callCount: Int { budget.callCount }
     /// The HTTP status of the last answer, nil while none came.
     public private(set) var lastHTTPStatus: Int?
 
-    private var attempts: [AppleEnvironment: Int] = [:]
+    private var budget: CallBudget
     private var verdict: ServerAPIVerdict?
-    private var deadlineMs = 0
 
     public init(
         policy: AppleRetryPolicy, sandboxFallback: Bool,
         jitter: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }
     ) {
-        self.policy = policy
         self.sandboxFallback = sandboxFallback
-        self.jitter = jitter
+        budget = CallBudget(policy: policy, jitter: jitter)
     }
 
     /// Begins the sequence at `now`: call production, now.
     public mutating func start(atMs now: Int) -> ServerAPINextStep {
-        self = ServerAPICallSequence(policy: policy, sandboxFallback: sandboxFallback, jitter: jitter)
-        deadlineMs = now + policy.budgetMs
+        lastHTTPStatus = nil
+        verdict = nil
+        budget.start(atMs: now)
         return call(.production, afterMs: 0)
     }
 
     /// What is left of the budget at `now`: the timeout of a call starting then.
     public func timeLeftMs(atMs now: Int) -> Int {
-        max(deadlineMs - now, 0)
+        budget.timeLeftMs(atMs: now)
     }
 
     /// The step after the result of the call asked for last, which came at
@@ -65,7 +63,7 @@ public struct ServerAPICallSequence: Sendable {
     public mutating func next(after result: ServerAPICallResult, atMs now: Int, wallClockMs: Int64) -> ServerAPINextStep {
         if let verdict { return .finished(verdict) }
         guard case .answered(let httpStatus, let body, let retryAfter) = result else {
-            return retry(afterMs: backoff(), atMs: now)
+            return retry(afterMs: budget.backoffMs(), atMs: now)
         }
         lastHTTPStatus = httpStatus
         switch httpStatus {
@@ -74,7 +72,7 @@ public struct ServerAPICallSequence: Sendable {
         case 401:
             return finish(.unauthorized)
         case 404 where Self.errorCode(body) == Self.transactionIDNotFound || Self.errorCode(body) == nil:
-            guard environment == .production, sandboxFallback, now + policy.minimumCallMs <= deadlineMs else {
+            guard environment == .production, sandboxFallback, budget.fits(afterMs: 0, atMs: now) else {
                 return finish(environment == .production && sandboxFallback ? .unavailable : .notFound)
             }
             return call(.sandbox, afterMs: 0)
@@ -82,10 +80,10 @@ public struct ServerAPICallSequence: Sendable {
             return finish(.notFound)
         case 429:
             let waitMs = retryAfter.flatMap { $0 >= Self.earliestRetryAfterMs ? $0 : nil }
-                .map { Int(clamping: max($0 - wallClockMs, 0)) } ?? backoff()
+                .map { Int(clamping: max($0 - wallClockMs, 0)) } ?? budget.backoffMs()
             return retry(afterMs: waitMs, atMs: now)
         default:
-            return retry(afterMs: backoff(), atMs: now)
+            return retry(afterMs: budget.backoffMs(), atMs: now)
         }
     }
 
@@ -96,23 +94,15 @@ public struct ServerAPICallSequence: Sendable {
         return Int(text)
     }
 
-    private func backoff() -> Int {
-        policy.backoffMs(afterAttempt: attempts[environment, default: 0], jitter: jitter())
-    }
-
     /// Calls the same environment again after `afterMs`, or ends `unavailable`
     /// when it has no attempts left or the budget would be too short.
     private mutating func retry(afterMs wait: Int, atMs now: Int) -> ServerAPINextStep {
-        guard attempts[environment, default: 0] < policy.maxAttemptsPerEnvironment,
-              now + wait + policy.minimumCallMs <= deadlineMs
-        else { return finish(.unavailable) }
+        guard budget.allowsRetry(afterMs: wait, atMs: now) else { return finish(.unavailable) }
         return call(environment, afterMs: wait)
     }
 
     private mutating func call(_ target: AppleEnvironment, afterMs: Int) -> ServerAPINextStep {
-        environment = target
-        attempts[target, default: 0] += 1
-        callCount += 1
+        budget.recordCall(to: target)
         return .call(target, afterMs: afterMs)
     }
 

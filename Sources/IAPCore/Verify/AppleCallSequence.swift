@@ -37,42 +37,39 @@
 /// so a request makes at most 2 environments x 3 attempts = 6 calls
 /// (`AppleRetryPolicy.maxCalls`), however Apple answers.
 public struct AppleCallSequence: Sendable {
-    public let policy: AppleRetryPolicy
-    /// Picks each wait within its range (0 to 1, see `AppleRetryPolicy.backoffMs`).
-    private let jitter: @Sendable () -> Double
+    public var policy: AppleRetryPolicy { budget.policy }
     /// The environment of the call asked for last.
-    public private(set) var environment: AppleEnvironment = .production
+    public var environment: AppleEnvironment { budget.environment }
     /// The status of Apple's most recent readable answer in this sequence, nil
     /// while there was none (Apple not reached). A later unreadable answer or
     /// transport failure does not erase it.
     public private(set) var lastAppleStatus: Int?
     /// Calls asked for so far.
-    public private(set) var callCount = 0
+    public var callCount: Int { budget.callCount }
 
-    private var attempts: [AppleEnvironment: Int] = [:]
+    private var budget: CallBudget
     private var switches = 0
     private var verdict: AppleVerdict?
-    /// When the budget runs out.
-    private var deadlineMs = 0
 
     public init(
         policy: AppleRetryPolicy = AppleRetryPolicy(),
         jitter: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }
     ) {
-        self.policy = policy
-        self.jitter = jitter
+        budget = CallBudget(policy: policy, jitter: jitter)
     }
 
     /// Begins (or begins again) the sequence at `now`: call production, now.
     public mutating func start(atMs now: Int) -> AppleNextStep {
-        self = AppleCallSequence(policy: policy, jitter: jitter)
-        deadlineMs = now + policy.budgetMs
+        lastAppleStatus = nil
+        switches = 0
+        verdict = nil
+        budget.start(atMs: now)
         return call(.production, afterMs: 0)
     }
 
     /// What is left of the budget at `now`: the timeout of a call starting then.
     public func timeLeftMs(atMs now: Int) -> Int {
-        max(deadlineMs - now, 0)
+        budget.timeLeftMs(atMs: now)
     }
 
     /// The step after the result of the call asked for last, which came at
@@ -91,7 +88,7 @@ public struct AppleCallSequence: Sendable {
             return finish(.valid(reply, environment: environment))
         case .sendTo(let target):
             guard target != environment, switches < policy.maxEnvironmentSwitches,
-                  attemptsLeft(in: target), now + policy.minimumCallMs <= deadlineMs
+                  budget.attemptsLeft(in: target), budget.fits(afterMs: 0, atMs: now)
             else { return finish(.unavailable(appleStatus: reply.status)) }
             switches += 1
             return call(target, afterMs: 0)
@@ -114,23 +111,17 @@ public struct AppleCallSequence: Sendable {
         return try? AppleReply.parse(json)
     }
 
-    private func attemptsLeft(in environment: AppleEnvironment) -> Bool {
-        attempts[environment, default: 0] < policy.maxAttemptsPerEnvironment
-    }
-
     /// Calls the same environment again after the backoff, or ends with
     /// `exhausted` when it has no attempts left or the budget would be too short.
     private mutating func retry(orElse exhausted: AppleVerdict, atMs now: Int) -> AppleNextStep {
-        guard attemptsLeft(in: environment) else { return finish(exhausted) }
-        let wait = policy.backoffMs(afterAttempt: attempts[environment, default: 0], jitter: jitter())
-        guard now + wait + policy.minimumCallMs <= deadlineMs else { return finish(exhausted) }
+        guard budget.attemptsLeft(in: environment) else { return finish(exhausted) }
+        let wait = budget.backoffMs()
+        guard budget.fits(afterMs: wait, atMs: now) else { return finish(exhausted) }
         return call(environment, afterMs: wait)
     }
 
     private mutating func call(_ target: AppleEnvironment, afterMs: Int) -> AppleNextStep {
-        environment = target
-        attempts[target, default: 0] += 1
-        callCount += 1
+        budget.recordCall(to: target)
         return .call(target, afterMs: afterMs)
     }
 
