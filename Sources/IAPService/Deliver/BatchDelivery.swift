@@ -2,8 +2,9 @@ import IAPCore
 import MariaDB
 
 /// Step 6 for a batch of Apple's answers inside the caller's database
-/// transaction, with one statement per table: one row per statement costs the
-/// database several times what the rows cost (`BatchPlan`). A verification
+/// transaction (the `events` rows of its deliveries included), with one
+/// statement per table: one row per statement costs the database several
+/// times what the rows cost (`BatchPlan`). A verification
 /// that cannot go with the others is left out, for `Delivery` one by one.
 struct BatchDelivery {
     let connection: MariaDBConnection
@@ -50,6 +51,12 @@ struct BatchDelivery {
                 receiptID: member.receiptID)
         }
         guard try transactions.insert(rows, at: now) == rows.count else { throw TransactionAlreadyThere() }
+        try EventStore(connection: connection).record(
+            zip(plan.rows, rows).map { planned, row in
+                EventStore.NewEvent(
+                    .delivered, row.transaction, orderID: planned.orderID, userID: row.userID, environment: row.environment)
+            },
+            at: now)
         try transactions.insertReceiptOrders(
             zip(plan.rows, rows).filter { $0.0.makesOrder }.map { planned, row in
                 TransactionStore.ReceiptOrder(

@@ -39,9 +39,10 @@ struct Delivery {
         }
         var binding = OrderBinding(order: order)
         var answers: [TransactionAnswer] = []
+        var events: [EventStore.NewEvent] = []
         for transaction in input.transactions.transactions {
             if transaction.isRefunded {
-                answers.append(try refund(transaction, input: input, store: transactions, at: now))
+                answers.append(try refund(transaction, input: input, store: transactions, events: &events, at: now))
                 continue
             }
             let boundOrderID = binding.claim(for: transaction)
@@ -57,6 +58,8 @@ struct Delivery {
                         orderID: orderID, userID: input.userID, productID: transaction.productID, at: now)
                 }
                 answers.append(TransactionAnswer(transaction: transaction, state: .delivered, orderID: orderID))
+                events.append(EventStore.NewEvent(
+                    .delivered, transaction, orderID: orderID, userID: input.userID, environment: input.environment))
             } else {
                 if boundOrderID != nil { binding = OrderBinding(order: order) }
                 let existing = try transactions.existing(transaction.transactionID)
@@ -66,13 +69,15 @@ struct Delivery {
                 answers.append(TransactionAnswer(transaction: transaction, state: state, orderID: shownOrderID))
             }
         }
+        try EventStore(connection: connection).record(events, at: now)
         return answers
     }
 
     /// A refunded transaction is never delivered; one delivered before is marked
-    /// refunded now, with its order.
+    /// refunded now, with its order, and the game is told to take the goods back.
     private func refund(
-        _ transaction: AppleTransaction, input: Input, store: TransactionStore, at now: Timestamp
+        _ transaction: AppleTransaction, input: Input, store: TransactionStore, events: inout [EventStore.NewEvent],
+        at now: Timestamp
     ) throws -> TransactionAnswer {
         if try store.insertRefunded(
             transaction, userID: input.userID, environment: input.environment, receiptID: input.receiptID, at: now)
@@ -82,6 +87,11 @@ struct Delivery {
         let existing = try store.existing(transaction.transactionID)
         if let existing, existing.state != "refunded" {
             try store.markRefunded(transaction, orderID: existing.orderID, at: now)
+            if existing.state == "delivered", let orderID = existing.orderID {
+                events.append(EventStore.NewEvent(
+                    .refunded, transaction, orderID: orderID, userID: existing.userID, environment: input.environment,
+                    occurredAtMs: transaction.cancellationDateMs))
+            }
         }
         let shownOrderID = existing?.userID == input.userID ? existing?.orderID : nil
         return TransactionAnswer(transaction: transaction, state: .refunded, orderID: shownOrderID)
