@@ -9,7 +9,8 @@ A fault test posts through a Ledger, which keeps what each answer said; then
   delivered transaction has exactly one order of its own (no order of the test's
   users without its transaction, none with two);
 - every transaction the test paid for ended up delivered;
-- every receipt posted that passed the input checks has its audit row (by SHA-256).
+- every receipt posted that passed the input checks has its audit row (by SHA-256);
+- each of those transactions has the `events` its state calls for (`assert_events_follow_transactions`).
 
 Each check appends one row to $IAP_RUN/fault-counts.txt (scripts/test prints it).
 """
@@ -118,6 +119,8 @@ class Ledger:
             missing = set(hashes) - recorded
             assert not missing, f"{self.name}: {len(missing)} receipt(s) that passed input checks have no audit row"
 
+        assert_events_follow_transactions(db, set(self.delivered) | expected)
+
         self.write_counts(len(expected))
 
     def write_counts(self, transactions):
@@ -159,3 +162,37 @@ def receipt_sha256(receipt_data):
 
 def format_counter(counter):
     return ", ".join(f"{kind} {n}" for kind, n in sorted(counter.items()))
+
+
+def assert_events_follow_transactions(db, transaction_ids=None):
+    """The `events` rules of API.md, in SQL, for these transactions (None: every transaction since
+    migration 006 made the table):
+
+    - the goods an events stream grants (delivered + refund_reversed - refunded) are 1 for a
+      delivered transaction and 0 for any other: a delivered transaction has exactly one
+      `delivered` event without a later `refunded`, and every refund of a delivered transaction
+      has its `refunded` event;
+    - the events name the transaction's own order and user.
+    """
+    # Transactions delivered before the events table existed have none (a database upgraded in place).
+    in_scope = ("t.created_at >= (SELECT applied_at FROM schema_migrations WHERE version = '006_events.sql')")
+    args = ()
+    if transaction_ids is not None:
+        ids = sorted(set(transaction_ids))
+        if not ids:
+            return
+        in_scope, args = f"{in_scope} AND t.transaction_id IN ({placeholders(ids)})", ids
+    unbalanced = db.query(
+        "SELECT t.transaction_id, t.state,"
+        " COALESCE(SUM(e.type IN ('delivered', 'refund_reversed')), 0) AS granted,"
+        " COALESCE(SUM(e.type = 'refunded'), 0) AS taken_back"
+        f" FROM transactions t LEFT JOIN events e ON e.transaction_id = t.transaction_id WHERE {in_scope}"
+        " GROUP BY t.transaction_id, t.state"
+        " HAVING granted - taken_back <> (t.state = 'delivered') OR taken_back > granted"
+        " LIMIT 20", *args)
+    assert not unbalanced, f"transactions whose events do not match their state: {unbalanced}"
+    strangers = db.query(
+        "SELECT e.event_id, e.transaction_id, e.order_id, e.user_id, t.order_id AS t_order, t.user_id AS t_user"
+        f" FROM events e JOIN transactions t ON t.transaction_id = e.transaction_id WHERE {in_scope}"
+        " AND (e.order_id <> t.order_id OR e.user_id <> t.user_id) LIMIT 20", *args)
+    assert not strangers, f"events naming another order or user than their transaction: {strangers}"
