@@ -1,10 +1,11 @@
+import IAPCore
+
 /// Where and how to connect to MariaDB. Timeouts are explicit so that a dead
 /// server turns into an error within seconds instead of a hung request.
 public struct ConnectionOptions: Sendable {
-    /// TCP host; ignored when `socket` is set.
-    public var host: String
-    /// TCP port.
-    public var port: Int
+    /// The servers, tried in order (a Galera cluster's nodes; one for a single
+    /// server); ignored when `socket` is set.
+    public var addresses: [DatabaseAddress]
     /// Unix socket path; when set it is used instead of host and port.
     public var socket: String?
     public var user: String
@@ -37,9 +38,9 @@ public struct ConnectionOptions: Sendable {
         "SET time_zone = '+00:00', sql_mode = "
         + "'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ZERO_IN_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'"
 
-    public init(host: String, port: Int, socket: String?, user: String, password: String, database: String) {
-        self.host = host
-        self.port = port
+    public init(addresses: [DatabaseAddress], socket: String?, user: String, password: String, database: String) {
+        precondition(!addresses.isEmpty || socket != nil, "a MariaDB connection needs an address or a socket")
+        self.addresses = addresses
         self.socket = socket
         self.user = user
         self.password = password

@@ -1,5 +1,6 @@
 import CMariaDB
 import Glibc
+import IAPCore
 
 /// Connector/C's global state must be set up once, before threads open connections.
 private let libraryInitialised: Bool = mysql_server_init(0, nil, nil) == 0
@@ -9,8 +10,10 @@ private let libraryInitialised: Bool = mysql_server_init(0, nil, nil) == 0
 /// Every statement goes through a prepared statement, prepared once and kept
 /// while it is among the connection's most recently used (`StatementCache`).
 /// Sessions are strict and in UTC (`ConnectionOptions.sessionSetup`). A lost
-/// connection (server down, restarted, network drop) is closed and opened again
-/// on the next call, so the service recovers by itself once the server is back.
+/// connection (server down, restarted, network drop), or a Galera node that
+/// left the cluster's primary component, is closed and opened again on the next
+/// call, to the next address of `IAP_DB_HOST` first, so the service recovers
+/// by itself once a server is back.
 ///
 /// Sendable only so that it can be handed to the thread that will own it: it is
 /// never used by two threads at once.
@@ -19,6 +22,8 @@ public final class MariaDBConnection: @unchecked Sendable {
     private var handle: UnsafeMutablePointer<MYSQL>?
     private let statements = StatementCache()
     private var inTransaction = false
+    /// Index in `options.addresses` of the server the next `open` tries first.
+    private var firstAddress = 0
 
     public init(options: ConnectionOptions) {
         self.options = options
@@ -34,10 +39,33 @@ public final class MariaDBConnection: @unchecked Sendable {
         precondition(libraryInitialised, "mysql_server_init failed")
     }
 
-    /// Opens the connection if it is not open.
+    /// Opens the connection if it is not open: to the first address of
+    /// `IAP_DB_HOST` that takes it, starting with the one that served last
+    /// (the next one after a server became unavailable).
     public func open() throws(MariaDBError) {
         if handle != nil { return }
         MariaDBConnection.initialiseLibrary()
+        if options.socket != nil {
+            handle = try connect(to: nil)
+            return
+        }
+        var lastError = MariaDBError.notConnected
+        for offset in 0..<options.addresses.count {
+            let index = (firstAddress + offset) % options.addresses.count
+            do {
+                handle = try connect(to: options.addresses[index])
+                firstAddress = index
+                return
+            } catch {
+                lastError = error
+            }
+        }
+        throw lastError
+    }
+
+    /// A new session to `address` (nil: the unix socket), set up and, on a
+    /// Galera node, ready (`GaleraSession`).
+    private func connect(to address: DatabaseAddress?) throws(MariaDBError) -> UnsafeMutablePointer<MYSQL> {
         guard let connection = mysql_init(nil) else {
             throw MariaDBError(code: 2008, sqlState: "HY000", function: "mysql_init", message: "out of memory")
         }
@@ -54,18 +82,23 @@ public final class MariaDBConnection: @unchecked Sendable {
             }
         }
         let flags = options.allowsMultipleStatements ? UInt(CLIENT_MULTI_STATEMENTS) : 0
-        let socket = options.socket
-        let connected = socket.withOptionalCString { socketPath in
+        let connected = options.socket.withOptionalCString { socketPath in
             mysql_real_connect(
-                connection, options.host, options.user, options.password, options.database,
-                UInt32(options.port), socketPath, flags)
+                connection, address?.host, options.user, options.password, options.database,
+                UInt32(address?.port ?? 0), socketPath, flags)
         }
         guard connected != nil else {
             let error = MariaDBError.from(connection, "mysql_real_connect")
             mysql_close(connection)
             throw error
         }
-        handle = connection
+        do {
+            try GaleraSession.prepare(connection)
+        } catch {
+            mysql_close(connection)
+            throw error
+        }
+        return connection
     }
 
     /// Closes the connection and forgets its prepared statements.
@@ -88,7 +121,7 @@ public final class MariaDBConnection: @unchecked Sendable {
         do {
             return try statements.statement(for: sql, on: handle).execute(parameters)
         } catch {
-            if error.isConnectionLost { close() }
+            if error.isServerUnavailable { closeAndMoveOn() }
             throw error
         }
     }
@@ -160,8 +193,17 @@ public final class MariaDBConnection: @unchecked Sendable {
 
     private func failure(_ handle: UnsafeMutablePointer<MYSQL>, _ function: String) -> MariaDBError {
         let error = MariaDBError.from(handle, function)
-        if error.isConnectionLost { close() }
+        if error.isServerUnavailable { closeAndMoveOn() }
         return error
+    }
+
+    /// The server cannot serve this connection (it went away, or it is a Galera
+    /// node without quorum): the next connection tries the next address first.
+    private func closeAndMoveOn() {
+        close()
+        if !options.addresses.isEmpty {
+            firstAddress = (firstAddress + 1) % options.addresses.count
+        }
     }
 }
 

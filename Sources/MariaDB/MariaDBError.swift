@@ -19,6 +19,17 @@ public struct MariaDBError: Error, CustomStringConvertible, CustomDebugStringCon
         self.message = message
     }
 
+    /// 1047 (ER_UNKNOWN_COM_ERROR): "WSREP has not yet prepared node for
+    /// application use". A Galera node without quorum (isolated, or the
+    /// cluster split) answers every statement so, on connections that stay open.
+    public static let nodeNotReady: UInt32 = 1047
+
+    /// True when the server this connection reached cannot serve it: the
+    /// connection is lost, or it is a Galera node out of the cluster's primary
+    /// component. The connection is closed and the next one goes to the next
+    /// address of `IAP_DB_HOST`.
+    public var isServerUnavailable: Bool { isConnectionLost || code == Self.nodeNotReady }
+
     /// True when the connection is unusable and must be opened again: the server
     /// is down, restarted, or the network dropped.
     public var isConnectionLost: Bool {

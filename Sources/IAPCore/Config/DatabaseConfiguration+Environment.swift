@@ -19,9 +19,18 @@ extension DatabaseConfiguration {
                     + "local, leave IAP_DB_TLS off for it",
                 got: "verify")
         }
+        let host = reader["IAP_DB_HOST"] ?? "127.0.0.1"
+        let port = try reader.integer("IAP_DB_PORT", default: 3306, in: 1...65535, "must be a TCP port from 1 to 65535")
+        guard DatabaseAddress.list(host, defaultPort: port) != nil else {
+            throw .invalid(
+                "IAP_DB_HOST",
+                "must be a host, or a comma-separated list of host or host:port tried in order "
+                    + "(e.g. db1.internal,db2.internal:3307,[fd00::3]:3306)",
+                got: host)
+        }
         return DatabaseConfiguration(
-            host: reader["IAP_DB_HOST"] ?? "127.0.0.1",
-            port: try reader.integer("IAP_DB_PORT", default: 3306, in: 1...65535, "must be a TCP port from 1 to 65535"),
+            host: host,
+            port: port,
             socket: socket,
             user: reader["IAP_DB_USER"] ?? "iap",
             password: reader["IAP_DB_PASSWORD"] ?? "",

@@ -1,7 +1,9 @@
 /// How to reach MariaDB (`IAP_DB_*`). Its descriptions and mirror never show
 /// the password.
 public struct DatabaseConfiguration: Equatable, Sendable {
-    /// `IAP_DB_HOST`, default `127.0.0.1`. Ignored when `socket` is set.
+    /// `IAP_DB_HOST`, default `127.0.0.1`: one host, or a comma-separated list
+    /// of `host` or `host:port` tried in order (a Galera cluster's nodes).
+    /// Ignored when `socket` is set.
     public var host: String
     /// `IAP_DB_PORT`, default `3306` (1...65535).
     public var port: Int
@@ -33,6 +35,13 @@ public struct DatabaseConfiguration: Equatable, Sendable {
         self.name = name
         self.tls = tls
         self.caFile = caFile
+    }
+
+    /// The servers `host` lists, in the order they are tried (the first entry
+    /// as it is when the list does not parse: `fromEnvironment` refuses such a
+    /// value, so only a hand-made configuration gets here).
+    public var addresses: [DatabaseAddress] {
+        DatabaseAddress.list(host, defaultPort: port) ?? [DatabaseAddress(host: host, port: port)]
     }
 }
 

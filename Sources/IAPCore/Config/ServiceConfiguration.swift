@@ -285,7 +285,7 @@ struct EnvironmentReader {
 
 extension StringProtocol {
     /// Without leading and trailing whitespace.
-    fileprivate var trimmingSpaces: SubSequence {
+    var trimmingSpaces: SubSequence {
         guard let first = firstIndex(where: { !$0.isWhitespace }), let last = lastIndex(where: { !$0.isWhitespace })
         else { return self[endIndex...] }
         return self[first...last]

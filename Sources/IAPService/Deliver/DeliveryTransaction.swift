@@ -1,19 +1,41 @@
+import Glibc
 import MariaDB
 
 extension MariaDBConnection {
-    /// Runs `body` in a database transaction of its own. A deadlock or a lock
-    /// wait timeout rolls it back and it runs again, up to `attempts` in all;
-    /// any other error, or the last attempt's, is thrown. Exactly-once
-    /// delivery makes concurrent requests for one transaction or one order
-    /// wait on each other's locks: the loser of a deadlock simply runs again.
+    /// Runs `body` in a database transaction of its own, whole again when it
+    /// lost to another one, up to `attempts` in all; any other error, or the
+    /// last attempt's, is thrown.
+    ///
+    /// Lost means: a deadlock or a lock wait timeout (exactly-once delivery
+    /// makes concurrent requests for one transaction or one order wait on each
+    /// other's locks), a Galera certification failure (1213 at COMMIT: another
+    /// node committed a conflicting write first), or the server gone from under
+    /// the connection (the next attempt goes to the next address of
+    /// `IAP_DB_HOST`). Each run starts from nothing, so running it again is
+    /// safe: what the first one committed, if its COMMIT's answer was lost, the
+    /// second finds in place. Between attempts the thread sleeps a jittered
+    /// 2-4, 4-8, 8-16 ms..., so that two losers do not collide again in step.
     func transactionRetryingDeadlocks<Result>(attempts: Int, _ body: () throws -> Result) throws -> Result {
         var attempt = 1
         while true {
             do {
                 return try transaction(body)
-            } catch let error as MariaDBError where (error.code == 1213 || error.code == 1205) && attempt < attempts {
+            } catch let error as MariaDBError where error.isLostToAnotherTransaction && attempt < attempts {
+                Self.backOff(attempt: attempt)
                 attempt += 1
             }
         }
+    }
+
+    private static func backOff(attempt: Int) {
+        let floorMicroseconds = 2_000 << min(attempt - 1, 6)
+        usleep(UInt32(Int.random(in: floorMicroseconds...(2 * floorMicroseconds))))
+    }
+}
+
+extension MariaDBError {
+    /// A failure that running the whole database transaction again may cure.
+    var isLostToAnotherTransaction: Bool {
+        code == 1213 || code == 1205 || isServerUnavailable
     }
 }

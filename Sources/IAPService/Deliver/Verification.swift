@@ -89,9 +89,9 @@ final class Verification: Sendable {
 
     /// Steps 3 to 6 for several verifications in one database transaction,
     /// answered once it has committed (`BatchDelivery`). Those that cannot go
-    /// together, or all of them when the batch fails (a deadlock, a row another
-    /// request inserted meanwhile), are done again each on its own, so that one
-    /// cannot fail the others.
+    /// together, or all of them when the batch fails (a row another request
+    /// inserted meanwhile, or a deadlock on every attempt), are done again each
+    /// on its own, so that one cannot fail the others.
     private func answers(_ batch: [Answered], connection: MariaDBConnection) -> [VerifyAnswer] {
         guard batch.count > 1 else {
             return batch.map { answer($0.pending, outcome: $0.outcome, connection: connection) }
@@ -110,8 +110,11 @@ final class Verification: Sendable {
             }
         }
         let delivery = BatchDelivery(connection: connection, catalog: settings.current.products)
-        let recorded = (try? connection.transaction { try delivery.record(items, at: .now()) })
-            ?? Array(repeating: nil, count: batch.count)
+        // A batch that lost to another transaction runs again whole; one whose
+        // rows another request inserted meanwhile goes one by one.
+        let recorded = (try? connection.transactionRetryingDeadlocks(attempts: Self.attempts) {
+            try delivery.record(items, at: .now())
+        }) ?? Array(repeating: nil, count: batch.count)
         return zip(batch, zip(steps, recorded)).map { answered, stepAndRecord in
             let (step, transactions) = stepAndRecord
             guard let transactions else {

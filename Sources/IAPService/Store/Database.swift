@@ -14,7 +14,7 @@ extension ConnectionOptions {
     /// The options of `IAP_DB_*`, shared by the service and iapctl.
     public init(_ configuration: DatabaseConfiguration) {
         self.init(
-            host: configuration.host, port: configuration.port, socket: configuration.socket,
+            addresses: configuration.addresses, socket: configuration.socket,
             user: configuration.user, password: configuration.password, database: configuration.name)
         switch configuration.tls {
         case .off: tls = .off
@@ -29,7 +29,7 @@ extension MariaDBError {
     /// `max_prepared_stmt_count` statements (1461) is busy: they are freed as
     /// sessions close theirs.
     var apiError: APIError {
-        let busy: Set<UInt32> = [1040, 1205, 1213, 1045, 1049, 1461]
+        let busy: Set<UInt32> = [1040, 1205, 1213, 1045, 1049, 1461, MariaDBError.nodeNotReady]
         return isConnectionLost || busy.contains(code) || (2000..<3000).contains(code)
             ? .databaseUnavailable : .internalError
     }
