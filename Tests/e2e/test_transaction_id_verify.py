@@ -213,6 +213,15 @@ def test_the_app_account_token_names_the_order_when_the_request_names_none(api, 
     assert (audit["order_id"], audit["user_id"]) == (made["order_id"], owner), "the row names whom it went to"
 
 
+def test_an_order_id_that_names_no_order_is_404_once_the_transaction_is_fetched(api, db, simulator):
+    tid = register_transaction(simulator)["transaction_id"]
+    missing_order = "00000000-0000-4000-8000-000000000000"
+    assert_error(verify_by_id(api, tid, order_id=missing_order, user_id=new_user_id()), 404, "unknown_order")
+    assert stored(db, tid) is None
+    [audit] = audit_rows(db, tid)
+    assert audit["order_id"] == missing_order and audit["verified_at"] is not None
+
+
 def test_a_jws_from_apple_that_does_not_verify_is_invalid_signed_data(api, db, simulator):
     user = new_user_id()
     registered = register_transaction(simulator, chain="untrusted")
@@ -371,3 +380,13 @@ def test_lookup_deliver_requires_a_user(simulator):
     status, out, err, _ = run_iapctl("lookup", "MK5TTTVWJH", "--deliver")
     assert status != 0 and out == "" and "--deliver needs --user" in err, (status, out, err)
     assert server_api_requests(simulator) == []
+
+
+# --- the database down: the audit row comes first ----------------------------------------------
+
+@pytest.mark.outage("mariadb")
+def test_with_the_database_down_apple_is_not_asked(api, simulator, database_down):
+    tid = register_transaction(simulator)["transaction_id"]
+    body = assert_verify_answer(verify_by_id(api, tid, user_id=new_user_id()), "retry_later")
+    assert body["transactions"] == []
+    assert calls(simulator) == [], "no row, no call: Apple is asked only once the request is on record"

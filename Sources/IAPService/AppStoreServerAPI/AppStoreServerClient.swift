@@ -16,7 +16,8 @@ public enum AppStoreServerError: Error, Equatable, Sendable {
 
 /// The App Store Server API (Get Transaction Info, Look Up Order ID) on
 /// `AppleClient`'s thread. Every signed transaction it hands over was verified
-/// with `SignedDataVerifier` first. Completions run on the client's thread and
+/// with `SignedDataVerifier` first, but for `fetchSignedTransactionInfo`'s JWS,
+/// which its caller verifies and records. Completions run on the client's thread and
 /// must not block; an id that is not letters and digits is never sent, and
 /// completes `notFound` at once, on the caller's thread.
 final class AppStoreServerClient: Sendable {

@@ -106,7 +106,10 @@ final class SignedTransactionBatches: Sendable {
             recorded.append((input, receiptID, job.responder))
         }
         for answer in answers {
-            guard let fetches else { continue }
+            guard let fetches else {
+                Self.notRecorded(.fetched(answer))  // never: only `fetches` makes answers
+                continue
+            }
             switch fetches.settle(answer, connection: connection) {
             case .answered(let response):
                 answer.fetch.responder.send(response)
