@@ -17,8 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from fastcgi_client import request_once, start_service, stop_service, wait_until_answering
-from support import (PAY_6, PAY_30, assert_error, assert_verify_answer, new_transaction_id,
-                     new_user_id)
+from support import (PAY_6, PAY_30, assert_error, assert_verify_answer, new_transaction_id, new_user_id,
+                     wait_until)
 from test_server_api import certs_dir, register_order, register_transaction, run_iapctl, server_api_requests
 
 ROUTE = "/v1/transactions/verify"
@@ -390,3 +390,35 @@ def test_with_the_database_down_apple_is_not_asked(api, simulator, database_down
     body = assert_verify_answer(verify_by_id(api, tid, user_id=new_user_id()), "retry_later")
     assert body["transactions"] == []
     assert calls(simulator) == [], "no row, no call: Apple is asked only once the request is on record"
+
+
+# --- iap-fcgi dying while Apple is asked ------------------------------------------------------
+
+@pytest.mark.outage("iap-fcgi")
+def test_a_fetch_cut_short_by_a_crash_leaves_an_open_row_retry_pending_leaves_alone(
+        api, db, simulator, stack, iapctl):
+    user = new_user_id()
+    tid = register_transaction(simulator)["transaction_id"]
+    pending_tid = new_transaction_id()
+    assert_verify_answer(verify_by_id(api, pending_tid, user_id=user), "pending")   # a closed row, receipt_data ''
+    simulator.control(latency_ms=3000)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        cut_short = pool.submit(verify_by_id, api, tid, user_id=user)
+        try:
+            wait_until(lambda: audit_rows(db, tid), 5, "the audit row, written before Apple is asked")
+            stack("kill iap-fcgi")
+            assert cut_short.result().status_code >= 500
+        finally:
+            stack("start iap-fcgi")
+    [row] = audit_rows(db, tid)
+    assert (row["receipt_data"], row["verified_at"]) == ("", None), "the fetch never ended: the row stays open"
+    simulator.control(latency_ms=0)
+
+    iapctl("retry-pending", "--minimum-age", "0")
+
+    after = db.one("SELECT verified_at, retry_attempts, retry_final_state, superseded_by FROM receipts"
+                   " WHERE receipt_id = %s", row["receipt_id"])
+    assert after == {"verified_at": None, "retry_attempts": 0, "retry_final_state": None, "superseded_by": None}, (
+        "retry-pending verifies receipts only: the row is neither tried nor closed as a copy of another jws row")
+    assert stored(db, tid) is None
+    assert_verify_answer(verify_by_id(api, tid, user_id=user), "delivered")

@@ -12,8 +12,8 @@ internal import SignedData
 /// `transaction_id` request's row is written before Apple is asked (no JWS
 /// yet: `receipt_data` empty, `verified_at` NULL) and completed once the
 /// fetch ends, whatever its end (`complete`), so it is open only while Apple
-/// is asked. (Should the process die meanwhile, `iapctl retry-pending` gives
-/// such a row up at once, unable to read it as a receipt, and calls nobody.)
+/// is asked, or for good if the process dies meanwhile: the client asks again
+/// with a new request, and `iapctl retry-pending` takes receipts only.
 struct SignedTransactionAudit {
     let connection: MariaDBConnection
 
