@@ -6,13 +6,21 @@ import IAPService
 enum ServerAPIAccess {
     /// A query ready to ask, or the operator's error: not configured, a bad variable.
     static func query() throws -> ServerAPIQuery {
-        let environment = ProcessEnvironment.variables()
+        let configuration = try configuration()
         do {
-            let configuration = try ServiceConfiguration.fromEnvironment(environment)
             return try ServerAPIQuery(configuration: configuration, rootCAFile: configuration.appleRootCAFile)
         } catch let error as ServerAPIQuery.NotConfigured {
             throw AdminError(error.description)
         } catch let error as ConfigurationError {
+            throw ValidationError(error.description)
+        }
+    }
+
+    /// iap-fcgi's configuration, from the same environment, or the variable at fault.
+    static func configuration() throws -> ServiceConfiguration {
+        do {
+            return try ServiceConfiguration.fromEnvironment(ProcessEnvironment.variables())
+        } catch {
             throw ValidationError(error.description)
         }
     }

@@ -119,21 +119,26 @@ class ServerAPI:
         raise ValueError(f"bad value for {key}: {value!r}")
 
     def register_transaction(self, body):
-        """{"product_id", "environments": ["Production"|"Sandbox", ...], and transaction() fields:
-        transaction_id, app_account_token, purchase_ms, revocation_ms, bundle_id, quantity}."""
+        """{"product_id", "environments": ["Production"|"Sandbox", ...], "chain" (signed_data.CHAINS, default
+        "good": "untrusted" makes Apple answer a JWS the service must refuse), and transaction() fields:
+        transaction_id, app_account_token, purchase_ms, revocation_ms, bundle_id, quantity}. The answer holds
+        the JWS each environment answers ("signed_transactions", by lowercase environment)."""
         if not isinstance(body, dict) or not isinstance(body.get("product_id"), str):
             raise ValueError('the body must be {"product_id": ..., "environments": [...], ...}')
         environments = body.get("environments", ["Production"])
         if not environments or any(e not in ("Production", "Sandbox") for e in environments):
             raise ValueError("environments is a non-empty list of Production and Sandbox")
+        chain = body.get("chain", "good")
+        if chain not in signed_data.CHAINS:
+            raise ValueError(f"chain is one of {', '.join(signed_data.CHAINS)}")
         fields = {key: body[key] for key in ("transaction_id", "app_account_token", "purchase_ms", "revocation_ms",
                                              "bundle_id", "quantity") if key in body}
         payload = signed_data.transaction(body["product_id"], environment=environments[0], **fields)
-        jws = {environment.lower(): signed_data.sign(dict(payload, environment=environment), self.certs)
+        jws = {environment.lower(): signed_data.sign(dict(payload, environment=environment), self.certs, chain=chain)
                for environment in environments}
         self.transactions[payload["transactionId"]] = {"jws": jws}
         return {"transaction_id": payload["transactionId"], "environments": environments,
-                "purchase_ms": payload["purchaseDate"]}
+                "purchase_ms": payload["purchaseDate"], "signed_transactions": jws}
 
     def register_order(self, body):
         """{"order_id", "transaction_ids": [...]}: Look Up Order ID answers those (registered) transactions."""

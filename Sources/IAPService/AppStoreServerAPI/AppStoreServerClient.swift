@@ -16,12 +16,13 @@ public enum AppStoreServerError: Error, Equatable, Sendable {
 
 /// The App Store Server API (Get Transaction Info, Look Up Order ID) on
 /// `AppleClient`'s thread. Every signed transaction it hands over was verified
-/// with `SignedDataVerifier` first. Completions run on the client's thread and
+/// with `SignedDataVerifier` first, but for `fetchSignedTransactionInfo`'s JWS,
+/// which its caller verifies and records. Completions run on the client's thread and
 /// must not block; an id that is not letters and digits is never sent, and
 /// completes `notFound` at once, on the caller's thread.
 final class AppStoreServerClient: Sendable {
-    typealias TransactionCompletion = @Sendable (Result<SignedTransaction, AppStoreServerError>) -> Void
-    typealias OrderCompletion = @Sendable (Result<[SignedTransaction], AppStoreServerError>) -> Void
+    typealias TransactionCompletion = @Sendable (Result<VerifiedSignedTransaction, AppStoreServerError>) -> Void
+    typealias OrderCompletion = @Sendable (Result<[VerifiedSignedTransaction], AppStoreServerError>) -> Void
 
     private let apple: AppleClient
     private let api: AppStoreServerAPIConfiguration
@@ -69,18 +70,32 @@ final class AppStoreServerClient: Sendable {
     func fetchTransactionInfo(
         _ transactionID: String, deadline: Deadline = .never, completion: @escaping TransactionCompletion
     ) -> Bool {
+        fetchSignedTransactionInfo(transactionID, deadline: deadline) { [verifier] result in
+            completion(
+                result.flatMap { jws in
+                    guard let verified = try? verifier.verifiedTransaction(jws) else { return .failure(.invalidAnswer) }
+                    return .success(verified)
+                })
+        }
+    }
+
+    /// Get Transaction Info as Apple answered it: the JWS, not yet verified,
+    /// for a caller that keeps it (the audit row of a `transaction_id` verify)
+    /// and verifies it off this thread. `invalidAnswer`: a body without
+    /// `signedTransactionInfo`. False when too many calls wait their turn.
+    func fetchSignedTransactionInfo(
+        _ transactionID: String, deadline: Deadline = .never,
+        completion: @escaping @Sendable (Result<String, AppStoreServerError>) -> Void
+    ) -> Bool {
         guard Self.isPathSafe(transactionID) else {
             completion(.failure(.notFound))
             return true
         }
-        return get("/inApps/v1/transactions/\(transactionID)", sandboxFallback: true, deadline: deadline) {
-            [verifier] result in
+        return get("/inApps/v1/transactions/\(transactionID)", sandboxFallback: true, deadline: deadline) { result in
             completion(
                 result.flatMap { body in
-                    guard let jws = ServerAPIReply.signedTransactionInfo(body),
-                          let transaction = try? verifier.verifyTransaction(Array(jws.utf8))
-                    else { return .failure(.invalidAnswer) }
-                    return .success(transaction)
+                    guard let jws = ServerAPIReply.signedTransactionInfo(body) else { return .failure(.invalidAnswer) }
+                    return .success(jws)
                 })
         }
     }
@@ -96,12 +111,12 @@ final class AppStoreServerClient: Sendable {
                 result.flatMap { body in
                     guard let reply = ServerAPIReply.orderLookup(body) else { return .failure(.invalidAnswer) }
                     guard reply.known else { return .failure(.notFound) }
-                    var transactions: [SignedTransaction] = []
+                    var transactions: [VerifiedSignedTransaction] = []
                     for jws in reply.signedTransactions {
-                        guard let transaction = try? verifier.verifyTransaction(Array(jws.utf8)) else {
+                        guard let verified = try? verifier.verifiedTransaction(jws) else {
                             return .failure(.invalidAnswer)
                         }
-                        transactions.append(transaction)
+                        transactions.append(verified)
                     }
                     return .success(transactions)
                 })

@@ -19,8 +19,12 @@ public final class ServerAPIQuery {
         public let purchaseDate: Int64
         /// `Production` or `Sandbox`, from the signed payload.
         public let environment: String
+        /// The JWS Apple returned, verified, for `LookupDelivery`.
+        let verified: VerifiedSignedTransaction
 
-        init(_ signed: SignedTransaction) {
+        init(_ verified: VerifiedSignedTransaction) {
+            self.verified = verified
+            let signed = verified.transaction
             transactionID = signed.transactionID
             productID = signed.productID
             purchaseDate = signed.purchaseDate

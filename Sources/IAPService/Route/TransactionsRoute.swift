@@ -12,11 +12,15 @@ internal import SignedData
 /// `invalid_signed_data` with only its audit row; a database that cannot take
 /// the row is `retry_later`.
 ///
-/// `{"transaction_id", "user_id"}` without a JWS needs the App Store Server
-/// API, not configured in this build: 400 `server_api_not_configured`.
+/// `{"transaction_id", "user_id"}` without a JWS goes to
+/// `SignedTransactionFetches` through the same threads (the audit row, then
+/// the App Store Server API, then as if the JWS had been posted); without the
+/// Server API configured it is 400 `server_api_not_configured`.
 struct TransactionsRoute: Sendable {
     let verifier: SignedDataVerifier
     let batches: SignedTransactionBatches
+    /// nil without `IAP_APPSTORE_*` credentials.
+    let fetches: SignedTransactionFetches?
 
     func handle(_ request: HTTPRequest, responder: Responder, worker: WorkerContext) {
         let verifyRequest: TransactionVerifyRequest
@@ -25,21 +29,27 @@ struct TransactionsRoute: Sendable {
         } catch {
             return responder.send(.error(error))
         }
-        guard case .signedTransaction(let jws) = verifyRequest.subject else {
-            return responder.send(.error(.serverAPINotConfigured))
+        let jws: String
+        switch verifyRequest.subject {
+        case .signedTransaction(let posted):
+            jws = posted
+        case .transactionID(let transactionID):
+            guard let fetches else { return responder.send(.error(.serverAPINotConfigured)) }
+            return batches.submit(.fetch(fetches.request(
+                transactionID: transactionID, request: verifyRequest, clientAddress: request.clientAddress,
+                responder: responder)))
         }
         let receivedAt = Timestamp.now()
-        let verified: (transaction: SignedTransaction, raw: JSONObject)
+        let verified: VerifiedSignedTransaction
         do {
-            let (payload, json) = try verifier.verify(Array(jws.utf8))
-            verified = (try SignedTransaction(payload: payload, json: json), json)
+            verified = try verifier.verifiedTransaction(jws)
         } catch {
             Log.event("transactions/verify: invalid signed data: \(error.rawValue)")
             let row = SignedTransactionAudit.Row(
                 jws: jws, orderID: verifyRequest.orderID, userID: verifyRequest.userID ?? "",
-                appVersion: verifyRequest.appVersion, clientAddress: request.clientAddress, outcome: .failure(error),
+                appVersion: verifyRequest.appVersion, clientAddress: request.clientAddress, outcome: .refused(error),
                 receivedAt: receivedAt)
-            return batches.submit(SignedTransactionBatches.Job(row: row, input: nil, responder: responder))
+            return batches.submit(.posted(SignedTransactionBatches.Job(row: row, input: nil, responder: responder)))
         }
         let order: SignedTransactionOrder
         do {
@@ -57,10 +67,10 @@ struct TransactionsRoute: Sendable {
         }
         let row = SignedTransactionAudit.Row(
             jws: jws, orderID: order.orderID, userID: order.userID, appVersion: verifyRequest.appVersion,
-            clientAddress: request.clientAddress, outcome: .success((verified.transaction, verified.transaction.payload)),
+            clientAddress: request.clientAddress, outcome: .verified(verified.transaction),
             receivedAt: receivedAt)
         let input = SignedTransactionDelivery.Input(
             transaction: verified.transaction, raw: verified.raw, order: order, appVersion: verifyRequest.appVersion)
-        batches.submit(SignedTransactionBatches.Job(row: row, input: input, responder: responder))
+        batches.submit(.posted(SignedTransactionBatches.Job(row: row, input: input, responder: responder)))
     }
 }

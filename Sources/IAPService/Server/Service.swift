@@ -74,12 +74,15 @@ public final class Service: Sendable {
             apple: apple, verification: verification, queueLimit: configuration.verifyQueueLimit,
             deadlineBudgetMs: VerificationDeadline.budgetMs(appleTimeoutMs: configuration.appleTimeoutMs))
         recorder.start(database: database)
+        let fetches = appStoreServer.map {
+            SignedTransactionFetches(client: $0, verifier: signedData, appleTimeoutMs: configuration.appleTimeoutMs)
+        }
         let signedTransactions = SignedTransactionBatches(
             delivery: SignedTransactionDelivery(
                 bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy, settings: settings),
-            queueLimit: configuration.verifyQueueLimit)
+            fetches: fetches, queueLimit: configuration.verifyQueueLimit)
         signedTransactions.start(count: Self.signedTransactionThreads, database: database)
-        let transactions = TransactionsRoute(verifier: signedData, batches: signedTransactions)
+        let transactions = TransactionsRoute(verifier: signedData, batches: signedTransactions, fetches: fetches)
         router = Router(
             orders: OrdersRoute(settings: settings), verify: VerifyRoute(recorder: recorder, replays: ReplayCache()),
             transactions: transactions,

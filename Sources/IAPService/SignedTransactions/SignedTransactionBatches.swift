@@ -10,6 +10,11 @@ import MariaDB
 /// create). Those that cannot go together (a refund, a transaction already
 /// there, two of one order) are delivered one by one.
 ///
+/// `transaction_id` requests go through the same threads twice
+/// (`SignedTransactionFetches`): their audit rows are written with the others,
+/// then Apple is asked; Apple's answers come back to this queue, and the
+/// admitted ones are delivered with the posted ones.
+///
 /// Its queue is bounded (`QueueLimit`): a request it cannot take is answered
 /// `retry_later` at once, unrecorded.
 final class SignedTransactionBatches: Sendable {
@@ -21,15 +26,37 @@ final class SignedTransactionBatches: Sendable {
         let responder: Responder
     }
 
+    /// What the threads take.
+    enum Work: Sendable {
+        /// A posted JWS: its row, then its delivery.
+        case posted(Job)
+        /// A `transaction_id` request: its row, then the question to Apple.
+        case fetch(SignedTransactionFetches.Request)
+        /// Apple's answer to one: the row completed, then as posted.
+        case fetched(SignedTransactionFetches.Answer)
+
+        /// Bytes counted against the queue's limit.
+        var bytes: Int {
+            switch self {
+            case .posted(let job): return job.row.jws.utf8.count
+            case .fetch(let fetch): return fetch.transactionID.utf8.count
+            case .fetched(let answer): return (try? answer.result.get())?.utf8.count ?? 0
+            }
+        }
+    }
+
     /// Requests handled in one batch at most.
     static let batchLimit = 16
 
-    private let queue: WorkQueue<Job>
+    private let queue: WorkQueue<Work>
     private let delivery: SignedTransactionDelivery
+    /// nil without the App Store Server API: no `.fetch` is ever submitted.
+    private let fetches: SignedTransactionFetches?
 
-    init(delivery: SignedTransactionDelivery, queueLimit: QueueLimit) {
+    init(delivery: SignedTransactionDelivery, fetches: SignedTransactionFetches?, queueLimit: QueueLimit) {
         self.queue = WorkQueue(limit: queueLimit)
         self.delivery = delivery
+        self.fetches = fetches
     }
 
     /// Starts `count` threads, each with a database connection of its own.
@@ -45,39 +72,94 @@ final class SignedTransactionBatches: Sendable {
     }
 
     /// Queues a request, or answers `retry_later` when the queue is full.
-    func submit(_ job: Job) {
-        guard queue.push(job, bytes: job.row.jws.utf8.count) else {
-            return job.responder.send(Self.notRecorded(job))
+    func submit(_ work: Work) {
+        guard queue.push(work, bytes: work.bytes) else {
+            return Self.notRecorded(work)
         }
     }
 
-    private func handle(_ batch: [Job], connection: MariaDBConnection) {
-        let audit = SignedTransactionAudit(connection: connection)
-        let receiptIDs: [UInt64?]
-        do {
-            // Several statements (`RowChunks`) commit once; one is atomic by itself.
-            let rows = batch.map(\.row)
-            receiptIDs = try rows.count == 1 ? audit.record(rows) : connection.transaction { try audit.record(rows) }
-        } catch {
-            Log.event("transactions/verify: not recorded: \(error)")
-            // One row the database refuses must not fail the others: each alone.
-            receiptIDs = batch.count == 1 ? [nil] : batch.map { try? audit.record([$0.row]).first }
+    private func handle(_ batch: [Work], connection: MariaDBConnection) {
+        var posted: [Job] = []
+        var fetchRequests: [SignedTransactionFetches.Request] = []
+        var answers: [SignedTransactionFetches.Answer] = []
+        for work in batch {
+            switch work {
+            case .posted(let job): posted.append(job)
+            case .fetch(let fetch): fetchRequests.append(fetch)
+            case .fetched(let answer): answers.append(answer)
+            }
         }
-        var admitted: [(input: SignedTransactionDelivery.Input, delivery: Delivery.Input, responder: Responder)] = []
-        for (job, receiptID) in zip(batch, receiptIDs) {
+        let receiptIDs = record(posted.map(\.row) + fetchRequests.map(\.row), connection: connection)
+        for (fetch, receiptID) in zip(fetchRequests, receiptIDs.dropFirst(posted.count)) {
+            ask(fetch, receiptID: receiptID, connection: connection)
+        }
+        var recorded: [(input: SignedTransactionDelivery.Input, receiptID: UInt64, responder: Responder)] = []
+        for (job, receiptID) in zip(posted, receiptIDs) {
             guard let receiptID else {
-                job.responder.send(Self.notRecorded(job))
+                Self.notRecorded(.posted(job))
                 continue
             }
             guard let input = job.input else {
                 job.responder.send(.error(.invalidSignedData))
                 continue
             }
+            recorded.append((input, receiptID, job.responder))
+        }
+        for answer in answers {
+            guard let fetches else {
+                Self.notRecorded(.fetched(answer))  // never: only `fetches` makes answers
+                continue
+            }
+            switch fetches.settle(answer, connection: connection) {
+            case .answered(let response):
+                answer.fetch.responder.send(response)
+            case .deliver(let input):
+                recorded.append((input, answer.receiptID, answer.fetch.responder))
+            }
+        }
+        deliver(recorded, connection: connection)
+    }
+
+    /// Writes the audit rows, one statement for up to `RowChunks.largest`;
+    /// by row, its id, or nil when the database refused it.
+    private func record(_ rows: [SignedTransactionAudit.Row], connection: MariaDBConnection) -> [UInt64?] {
+        guard !rows.isEmpty else { return [] }
+        let audit = SignedTransactionAudit(connection: connection)
+        do {
+            // Several statements (`RowChunks`) commit once; one is atomic by itself.
+            return try rows.count == 1 ? audit.record(rows) : connection.transaction { try audit.record(rows) }
+        } catch {
+            Log.event("transactions/verify: not recorded: \(error)")
+            // One row the database refuses must not fail the others: each alone.
+            return rows.count == 1 ? [nil] : rows.map { try? audit.record([$0]).first }
+        }
+    }
+
+    /// Hands a recorded `transaction_id` request to Apple; its answer comes back to this queue.
+    private func ask(_ fetch: SignedTransactionFetches.Request, receiptID: UInt64?, connection: MariaDBConnection) {
+        guard let receiptID, let fetches else {
+            return Self.notRecorded(.fetch(fetch))
+        }
+        let asked = fetches.ask(fetch, receiptID: receiptID) { [self] answer in
+            submit(.fetched(answer))
+        }
+        if !asked {
+            fetch.responder.send(fetches.refused(fetch, receiptID: receiptID, connection: connection))
+        }
+    }
+
+    /// Steps 3 to 5 for verified transactions whose rows are recorded.
+    private func deliver(
+        _ recorded: [(input: SignedTransactionDelivery.Input, receiptID: UInt64, responder: Responder)],
+        connection: MariaDBConnection
+    ) {
+        var admitted: [(input: SignedTransactionDelivery.Input, delivery: Delivery.Input, responder: Responder)] = []
+        for (input, receiptID, responder) in recorded {
             switch delivery.step(input, receiptID: receiptID) {
             case .answer(let answer):
-                job.responder.send(.verify(answer))
+                responder.send(.verify(answer))
             case .deliver(let deliveryInput):
-                admitted.append((input, deliveryInput, job.responder))
+                admitted.append((input, deliveryInput, responder))
             }
         }
         for (item, delivered) in zip(admitted, deliverTogether(admitted.map(\.delivery), connection: connection)) {
@@ -105,9 +187,18 @@ final class SignedTransactionBatches: Sendable {
         return (try? connection.transaction { try batch.record(items, at: .now()) }) ?? alone
     }
 
-    /// The database could not take the audit row: nothing was checked further.
-    private static func notRecorded(_ job: Job) -> Response {
-        .verify(VerifyAnswer(
-            status: .retryLater, environment: job.input?.environment, orderID: job.input?.order.orderID ?? job.row.orderID))
+    /// The queue or the database could not take the work: `retry_later`, and
+    /// nothing was checked further (a fetched answer's row stays open).
+    private static func notRecorded(_ work: Work) {
+        switch work {
+        case .posted(let job):
+            job.responder.send(.verify(VerifyAnswer(
+                status: .retryLater, environment: job.input?.environment,
+                orderID: job.input?.order.orderID ?? job.row.orderID)))
+        case .fetch(let fetch):
+            fetch.responder.send(.verify(VerifyAnswer(status: .retryLater, orderID: fetch.request.orderID)))
+        case .fetched(let answer):
+            answer.fetch.responder.send(.verify(VerifyAnswer(status: .retryLater, orderID: answer.fetch.request.orderID)))
+        }
     }
 }

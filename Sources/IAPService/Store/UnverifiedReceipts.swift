@@ -21,9 +21,13 @@ struct UnverifiedReceipts {
 
     /// Rows whose verification never completed (Apple or the database was
     /// down, the process died), received before `time`, not given up or
-    /// superseded, and whose backoff is over at `now`; oldest first.
-    /// `receipts_retry_due` holds every condition, so only the open rows are
-    /// read (EXPLAIN on MariaDB 10.11: a range over them, with 200,000
+    /// superseded, and whose backoff is over at `now`; oldest first. Only
+    /// receipts (`kind`): a `jws` row is open only while the App Store Server
+    /// API is asked for a `transaction_id`, or for good if the process died
+    /// then, and verifyReceipt can do nothing with it (all such rows hold the
+    /// same empty data, so it would also close them as "superseded" by one another).
+    /// `receipts_retry_due` holds every other condition, so only the open rows
+    /// are read (EXPLAIN on MariaDB 10.11: a range over them, with 200,000
     /// completed and 5,000 given-up rows beside them).
     func due(receivedBefore time: Timestamp, now: Timestamp, limit: Int) throws(MariaDBError) -> [Row] {
         try connection.execute(
@@ -31,7 +35,7 @@ struct UnverifiedReceipts {
             SELECT receipt_id, sha256, receipt_data, order_id, transaction_id, user_id, app_version, retry_attempts
             FROM receipts
             WHERE verified_at IS NULL AND retry_final_state IS NULL AND received_at < ?
-              AND (retry_next_at IS NULL OR retry_next_at <= ?)
+              AND (retry_next_at IS NULL OR retry_next_at <= ?) AND kind = 'receipt'
             ORDER BY receipt_id LIMIT ?
             """,
             [.text(time.sql), .text(now.sql), .integer(Int64(limit))]

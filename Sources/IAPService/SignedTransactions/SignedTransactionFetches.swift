@@ -1,0 +1,162 @@
+import IAPCore
+import MariaDB
+internal import SignedData
+
+/// `{"transaction_id", "user_id"}` without a JWS (API.md "POST
+/// /v1/transactions/verify"): the signed transaction is fetched from the App
+/// Store Server API (Get Transaction Info: production, then the sandbox on
+/// `4040010`) and then goes on as if it had been posted.
+///
+/// The work runs on `SignedTransactionBatches`' threads and Apple's client
+/// thread, never on an accept thread or Swift's pool: a batch thread writes the
+/// audit row first (`SignedTransactionAudit.Outcome.fetching`) and hands the
+/// request to `AppStoreServerClient`; Apple's answer comes back on the client's
+/// thread, which only queues it for a batch thread again (`settle`): the JWS
+/// verified offline, the row completed, the order resolved, and delivery as
+/// for a posted JWS. The queues are the batches' and Apple's bounded ones, and
+/// the request's `VerificationDeadline` bounds the calls to Apple and the
+/// delivery: past it, nothing is delivered and the answer is `retry_later`.
+///
+/// Answers of their own: `4040010` from both environments is `pending` (202:
+/// Apple can take a moment to show a new transaction); no JWS from Apple
+/// (unreachable, failing, 429 past the budget, 401, a body not as documented)
+/// is `retry_later`. A JWS Apple returned that does not verify is 400
+/// `invalid_signed_data`, as a posted one: it came over verified TLS, so our
+/// roots (`IAP_APPLE_ROOT_CA_FILE`) are the likely cause, which the log says;
+/// the client must not finish, and may post the JWS StoreKit holds instead.
+final class SignedTransactionFetches: Sendable {
+    /// A `transaction_id` request: its audit row, then Apple is asked.
+    struct Request: Sendable {
+        let transactionID: String
+        let request: TransactionVerifyRequest
+        /// Written before Apple is asked (`.fetching`).
+        let row: SignedTransactionAudit.Row
+        let deadline: Deadline
+        let responder: Responder
+    }
+
+    /// Apple's answer to a request whose row is `receiptID`.
+    struct Answer: Sendable {
+        let fetch: Request
+        let receiptID: UInt64
+        /// The JWS, not yet verified, or why none came.
+        let result: Result<String, AppStoreServerError>
+    }
+
+    /// What an answer comes to once its row is complete.
+    enum Settled {
+        /// Answered as it is (pending, retry_later, 400, 409...).
+        case answered(Response)
+        /// Verified and resolved: delivered as a posted JWS is.
+        case deliver(SignedTransactionDelivery.Input)
+    }
+
+    private let client: AppStoreServerClient
+    private let verifier: SignedDataVerifier
+    private let deadlineBudgetMs: Int
+
+    init(client: AppStoreServerClient, verifier: SignedDataVerifier, appleTimeoutMs: Int) {
+        self.client = client
+        self.verifier = verifier
+        self.deadlineBudgetMs = VerificationDeadline.budgetMs(appleTimeoutMs: appleTimeoutMs)
+    }
+
+    /// The request of an accept thread, with its row and its deadline (from the request's arrival).
+    func request(
+        transactionID: String, request: TransactionVerifyRequest, clientAddress: String?, responder: Responder
+    ) -> Request {
+        let row = SignedTransactionAudit.Row(
+            jws: "", orderID: request.orderID, userID: request.userID ?? "", appVersion: request.appVersion,
+            clientAddress: clientAddress, outcome: .fetching(transactionID: transactionID), receivedAt: .now())
+        return Request(
+            transactionID: transactionID, request: request, row: row,
+            deadline: Deadline(startNs: responder.receivedAtNs, budgetMs: deadlineBudgetMs), responder: responder)
+    }
+
+    /// Asks Apple for the transaction of a request whose row is `receiptID`;
+    /// `answered` gets the answer on Apple's thread (and must only queue it).
+    /// False when too many calls wait their turn: Apple is not asked.
+    func ask(_ fetch: Request, receiptID: UInt64, answered: @escaping @Sendable (Answer) -> Void) -> Bool {
+        client.fetchSignedTransactionInfo(fetch.transactionID, deadline: fetch.deadline) { result in
+            answered(Answer(fetch: fetch, receiptID: receiptID, result: result))
+        }
+    }
+
+    /// On a batch thread: checks the JWS Apple returned, resolves the order,
+    /// completes the row (before anything is delivered) and says what follows.
+    func settle(_ answer: Answer, connection: MariaDBConnection) -> Settled {
+        let request = answer.fetch.request
+        let audit = SignedTransactionAudit(connection: connection)
+        func completing(_ fetched: SignedTransactionAudit.Fetched, then settled: Settled) -> Settled {
+            do {
+                try audit.complete(answer.receiptID, with: fetched, at: .now())
+                return settled
+            } catch {
+                Log.event("transactions/verify: fetched transaction not recorded: \(error)")
+                return .answered(.verify(VerifyAnswer(status: .retryLater, orderID: request.orderID)))
+            }
+        }
+        let jws: String
+        switch answer.result {
+        case .failure(.notFound):
+            return completing(.notFound, then: .answered(.verify(VerifyAnswer(status: .pending, orderID: request.orderID))))
+        case .failure(let error):
+            Log.event("transactions/verify: the App Store Server API gave no transaction: \(error)")
+            return completing(
+                .unavailable, then: .answered(.verify(VerifyAnswer(status: .retryLater, orderID: request.orderID))))
+        case .success(let signed):
+            jws = signed
+        }
+        let verified: VerifiedSignedTransaction
+        do {
+            verified = try verifier.verifiedTransaction(jws)
+        } catch {
+            Log.event(
+                "transactions/verify: the App Store Server API returned a JWS that does not verify: \(error.rawValue)"
+                    + " (check IAP_APPLE_ROOT_CA_FILE)")
+            return completing(
+                .signed(jws: jws, outcome: .refused(error), orderID: nil, userID: nil),
+                then: .answered(.error(.fetchedSignedDataInvalid)))
+        }
+        let transaction = verified.transaction
+        let environment = SignedTransactionAdmission.Environment(rawValue: transaction.environment)?.deliveryEnvironment
+        let asFetched = SignedTransactionAudit.Fetched.signed(
+            jws: jws, outcome: .verified(transaction), orderID: nil, userID: nil)
+        guard !answer.fetch.deadline.isPast(nowNs: Clock.monotonicNanoseconds()) else {
+            return completing(asFetched, then: .answered(.verify(VerifyAnswer(
+                status: .retryLater, environment: environment, orderID: request.orderID))))
+        }
+        let order: SignedTransactionOrder
+        do {
+            order = try SignedTransactionOrder.resolve(
+                appAccountToken: transaction.appAccountToken, request: request, connection: connection)
+        } catch let error as APIError {
+            return completing(asFetched, then: .answered(.error(error)))
+        } catch {
+            Log.event("transactions/verify: order not read: \(error)")
+            return .answered(.verify(VerifyAnswer(status: .retryLater, environment: environment, orderID: request.orderID)))
+        }
+        return completing(
+            .signed(jws: jws, outcome: .verified(transaction), orderID: order.orderID, userID: order.userID),
+            then: .deliver(SignedTransactionDelivery.Input(
+                transaction: transaction, raw: verified.raw, order: order, appVersion: request.appVersion)))
+    }
+
+    /// Apple's queue refused the call: the row is closed (no JWS came) and
+    /// the client told to retry.
+    func refused(_ fetch: Request, receiptID: UInt64, connection: MariaDBConnection) -> Response {
+        do {
+            try SignedTransactionAudit(connection: connection).complete(receiptID, with: .unavailable, at: .now())
+        } catch {
+            Log.event("transactions/verify: fetch row not closed: \(error)")
+        }
+        return .verify(VerifyAnswer(status: .retryLater, orderID: fetch.request.orderID))
+    }
+}
+
+extension APIError {
+    /// The JWS Apple's Server API returned for a `transaction_id` does not verify.
+    static let fetchedSignedDataInvalid = APIError(
+        httpStatus: 400, code: "invalid_signed_data",
+        message: "the signed transaction the App Store Server API returned does not verify; do not finish the transaction")
+}
