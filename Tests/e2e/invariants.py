@@ -155,7 +155,10 @@ def answer_class(response):
 
 
 def receipt_sha256(receipt_data):
-    """The SHA-256 the service records: of the decoded bytes (line breaks dropped, spaces read as +)."""
+    """The SHA-256 the service records: of the decoded bytes (line breaks dropped, spaces read as +);
+    of the text itself for a StoreKit 2 JWS (its dots are never base64)."""
+    if "." in receipt_data:
+        return hashlib.sha256(receipt_data.encode()).hexdigest()
     normalised = re.sub(r"[\r\n]", "", receipt_data).replace(" ", "+")
     return hashlib.sha256(base64.b64decode(normalised)).hexdigest()
 

@@ -9,7 +9,8 @@ extension MariaDBConnection {
     /// Lost means: a deadlock or a lock wait timeout (exactly-once delivery
     /// makes concurrent requests for one transaction or one order wait on each
     /// other's locks), a Galera certification failure (1213 at COMMIT: another
-    /// node committed a conflicting write first), or the server gone from under
+    /// node committed a conflicting write first; 1180: the node left the cluster
+    /// while committing), or the server gone from under
     /// the connection (the next attempt goes to the next address of
     /// `IAP_DB_HOST`). Each run starts from nothing, so running it again is
     /// safe: what the first one committed, if its COMMIT's answer was lost, the
@@ -21,6 +22,7 @@ extension MariaDBConnection {
             do {
                 return try transaction(body)
             } catch let error as MariaDBError where error.isLostToAnotherTransaction && attempt < attempts {
+                Log.event("database: transaction lost (\(error)), running it again (attempt \(attempt + 1) of \(attempts))")
                 Self.backOff(attempt: attempt)
                 attempt += 1
             }
@@ -35,7 +37,9 @@ extension MariaDBConnection {
 
 extension MariaDBError {
     /// A failure that running the whole database transaction again may cure.
+    /// 1180 (error during COMMIT) is how a Galera node that lost the cluster
+    /// while committing refuses the commit: the transaction is rolled back.
     var isLostToAnotherTransaction: Bool {
-        code == 1213 || code == 1205 || isServerUnavailable
+        code == 1213 || code == 1205 || code == 1180 || isServerUnavailable
     }
 }

@@ -1,0 +1,261 @@
+"""Exactly once across a MariaDB Galera cluster (`scripts/stack up --galera 3 --instances 2`).
+
+Each test posts a burst of purchases, receipts and StoreKit 2 JWS, every one
+through both iap-fcgi instances at the same moment (FastCGI straight to each
+instance's socket: instance 1 writes through node 1, instance 2 through node 2,
+so the two requests of a purchase race on two nodes and one loses Galera's
+certification). A fault may strike mid-burst. Then, as clients do, what was
+answered `retry_later` is posted again, `iapctl retry-pending` runs, and every
+node must hold the same truth: no transaction delivered twice, every answered
+delivery stored, one order per transaction, every audit row, the events, and
+equal row counts and checksums. Each test prints its figures (scripts/test
+shows them): requests, certification failures, transactions run again, and
+`retry_later` answers.
+"""
+import json
+import os
+import re
+import subprocess
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+import fastcgi_client
+from invariants import Ledger, assert_events_follow_transactions
+from support import PAY_6, new_user_id, wait_until
+
+CERTS = Path(os.environ.get("IAP_RUN", "/tmp/iap")) / "certs"
+STACK_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "stack"
+PURCHASES = 120           # per burst: half receipts, half JWS
+CLIENT_THREADS = 16       # purchases in flight at once (each posted twice)
+TABLES = ("orders", "receipts", "transactions", "events")
+# iap-fcgi's log line for a database transaction that lost and runs again (DeliveryTransaction.swift).
+RETRY_LINE = re.compile(r"database: transaction lost")
+# A client waits as long as nginx does for iap-fcgi (fastcgi_read_timeout 120s); a fault may hold an
+# answer for several seconds (Galera evicts a dead node after its suspect timeout, PT5S by default).
+fastcgi_client.TIMEOUT_SECONDS = 120
+
+
+class Purchase:
+    """One purchase and the document that proves it."""
+
+    def __init__(self, receipts, signer, index):
+        self.user_id = new_user_id()
+        if index % 2 == 0:
+            purchase = receipts.purchase(PAY_6)
+            self.transaction_id = purchase["transaction_id"]
+            self.route, self.field = "/v1/receipts/verify", "receipt_data"
+            self.document = receipts.app_receipt([purchase])
+        else:
+            payload = signer.transaction(PAY_6)
+            self.transaction_id = payload["transactionId"]
+            self.route, self.field = "/v1/transactions/verify", "signed_transaction"
+            self.document = signer.sign(payload, str(CERTS))
+
+    def body(self):
+        return json.dumps({self.field: self.document, "user_id": self.user_id}).encode()
+
+
+class LedgerAnswer:
+    """What Ledger.record reads of an answer (a FastCGI answer, or None when the connection failed)."""
+
+    def __init__(self, answer):
+        self.status_code = answer.status
+        self._body = answer.json()
+
+    def json(self):
+        return self._body
+
+
+def post(socket_path, purchase, latencies):
+    started = time.monotonic()
+    try:
+        answer = fastcgi_client.request_once(socket_path, "POST", purchase.route, body=purchase.body())
+    except OSError:
+        return None
+    finally:
+        latencies.append(time.monotonic() - started)
+    return None if answer is None else LedgerAnswer(answer)
+
+
+def post_through_both(instance_sockets, purchase, ledger, latencies):
+    """The purchase posted to every instance at the same moment."""
+    start = threading.Barrier(len(instance_sockets))
+
+    def one(socket_path):
+        start.wait()
+        ledger.record(purchase.document, post(socket_path, purchase, latencies), purchase.user_id)
+    threads = [threading.Thread(target=one, args=(path,)) for path in instance_sockets]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+class Cluster:
+    """The nodes as their administrator sees them, and the service's retries."""
+
+    def __init__(self, nodes, run_dir):
+        self.nodes = nodes
+        self.sockets = os.environ["IAP_GALERA_SOCKETS"].split()
+        self.run_dir = run_dir
+
+    def root_sql(self, node, sql):
+        result = subprocess.run(["mariadb", "--no-defaults", f"--socket={self.sockets[node - 1]}", "--user=root",
+                                 "--batch", "--skip-column-names", "--connect-timeout=2", "-e", sql],
+                                capture_output=True, text=True, timeout=30)
+        assert result.returncode == 0, f"node {node}: {sql!r}: {result.stderr}"
+        return [line.split("\t") for line in result.stdout.splitlines()]
+
+    def status(self, node, name):
+        rows = self.root_sql(node, f"SHOW GLOBAL STATUS LIKE '{name}'")
+        return rows[0][1] if rows else None
+
+    def synced(self):
+        try:
+            return all(self.status(k, "wsrep_local_state_comment") == "Synced"
+                       and self.status(k, "wsrep_cluster_size") == str(len(self.sockets))
+                       for k in range(1, len(self.sockets) + 1))
+        except AssertionError:
+            return False
+
+    def wait_synced(self, seconds=120):
+        wait_until(self.synced, seconds, "every node Synced in a cluster of all nodes")
+
+    def certification_failures(self):
+        """By node: transactions Galera aborted there, certification failures and brute-force aborts."""
+        return [sum(int(self.status(k, name) or 0) for name in ("wsrep_local_cert_failures", "wsrep_local_bf_aborts"))
+                for k in range(1, len(self.sockets) + 1)]
+
+    def certification_failures_since(self, before):
+        """Summed over the nodes; a node restarted since counts from its restart."""
+        return sum(now - then if now >= then else now
+                   for now, then in zip(self.certification_failures(), before))
+
+    def service_retries(self):
+        return sum(len(RETRY_LINE.findall(log.read_text(errors="replace")))
+                   for log in (self.run_dir / "logs").glob("iap-fcgi-*.log"))
+
+    def assert_nodes_agree(self):
+        """Equal row counts and checksums of every table on every node (nothing writes now)."""
+        tables = ", ".join(TABLES)
+        seen = {}
+        for k in range(1, len(self.sockets) + 1):
+            checksums = tuple(tuple(row) for row in self.root_sql(k, f"CHECKSUM TABLE {', '.join('iap.' + t for t in TABLES)}"))
+            counts = tuple(self.root_sql(k, "SELECT " + ", ".join(f"(SELECT COUNT(*) FROM iap.{t})" for t in TABLES))[0])
+            seen[k] = (counts, checksums)
+        assert len(set(seen.values())) == 1, f"the nodes differ ({tables}): {seen}"
+
+
+@pytest.fixture
+def cluster(nodes, run_dir):
+    cluster = Cluster(nodes, run_dir)
+    cluster.wait_synced()
+    return cluster
+
+
+def post_burst(cluster, instance_sockets, receipts, signer, ledger, latencies, fault):
+    """CLIENT_THREADS clients post new purchases, each through both instances at once: PURCHASES of
+    them, and with a fault, for as long as the fault lasts (it strikes 0.5 s in). Returns them."""
+    purchases, lock = [], threading.Lock()
+    fault_over = threading.Event()
+    if fault is None:
+        fault_over.set()
+    else:
+        def strike():
+            time.sleep(0.5)
+            try:
+                fault(cluster)
+            finally:
+                fault_over.set()
+        threading.Thread(target=strike).start()
+
+    def client():
+        while True:
+            with lock:
+                if len(purchases) >= PURCHASES and fault_over.is_set():
+                    return
+                purchase = Purchase(receipts, signer, len(purchases))
+                purchases.append(purchase)
+            post_through_both(instance_sockets, purchase, ledger, latencies)
+    clients = [threading.Thread(target=client) for _ in range(CLIENT_THREADS)]
+    for thread in clients:
+        thread.start()
+    for thread in clients:
+        thread.join()
+    fault_over.wait()
+    return purchases
+
+
+def run_burst(name, cluster, instance_sockets, receipts, signer, iapctl, fault=None):
+    """The burst with `fault(cluster)` striking mid-burst, the clients' re-posts, retry-pending, and the
+    checks on every node. Returns the ledger."""
+    ledger = Ledger(name)
+    failures_before, retries_before = cluster.certification_failures(), cluster.service_retries()
+    started = time.monotonic()
+    latencies = []
+    purchases = post_burst(cluster, instance_sockets, receipts, signer, ledger, latencies, fault)
+    burst_seconds = time.monotonic() - started
+    cluster.wait_synced()
+
+    # Clients post again what was not settled (retry_later, or no answer), until it is.
+    for _ in range(5):
+        settled = {row["transaction_id"] for row in cluster.nodes[0].query(
+            "SELECT transaction_id FROM transactions WHERE state = 'delivered' AND transaction_id IN ("
+            + ", ".join(["%s"] * len(purchases)) + ")", *[p.transaction_id for p in purchases])}
+        unsettled = [p for p in purchases if p.transaction_id not in settled]
+        if not unsettled:
+            break
+        with ThreadPoolExecutor(max_workers=CLIENT_THREADS) as pool:
+            list(pool.map(lambda p: post_through_both(instance_sockets, p, ledger, latencies), unsettled))
+    output = iapctl("retry-pending", "--minimum-age", "0").strip().splitlines()
+    ledger.note(f"retry-pending: {output[-1] if output else 'nothing'}")
+
+    failures = cluster.certification_failures_since(failures_before)
+    retries = cluster.service_retries() - retries_before
+    ledger.note(f"certification failures {failures}, transactions run again {retries}")
+    print(f"\n{name}: {len(purchases)} purchases in {burst_seconds:.1f} s, {ledger.requests} requests, {failures} certification failures (and brute-force aborts), "
+          f"{retries} database transactions run again, {ledger.statuses['retry_later']} retry_later, "
+          f"{ledger.statuses['connection_error']} without an answer, slowest answer {max(latencies):.1f} s, "
+          f"answers {dict(ledger.statuses)}")
+    assert ledger.statuses["connection_error"] == 0, "every request is answered"
+
+    expected = [p.transaction_id for p in purchases]
+    for node, database in enumerate(cluster.nodes, start=1):
+        try:
+            ledger.check(database, expected)
+        except AssertionError as error:
+            raise AssertionError(f"on node {node}: {error}") from None
+        assert_events_follow_transactions(database, expected)
+    cluster.assert_nodes_agree()
+    return ledger
+
+
+def test_each_purchase_posted_through_both_instances_at_once_is_delivered_once(
+        cluster, instance_sockets, receipts, signer, iapctl):
+    ledger = run_burst("Galera: each purchase through both instances at once", cluster, instance_sockets,
+                       receipts, signer, iapctl)
+    assert ledger.statuses["delivered"] >= PURCHASES, ledger.statuses
+
+
+def test_a_node_killed_mid_burst_and_restarted(cluster, instance_sockets, receipts, signer, iapctl, stack):
+    def kill_node_one(cluster):
+        stack("kill mariadb-1")   # instance 1's first node: it fails over to node 2
+        time.sleep(3)
+        # Started again (it rejoins by IST) while the burst ends; the checks wait until it is Synced.
+        subprocess.Popen([str(STACK_SCRIPT), "start", "mariadb-1"], env=os.environ, stdout=subprocess.DEVNULL)
+    run_burst("Galera: node 1 SIGKILLed mid-burst, restarted", cluster, instance_sockets, receipts, signer,
+              iapctl, fault=kill_node_one)
+
+
+def test_a_node_isolated_for_ten_seconds(cluster, instance_sockets, receipts, signer, iapctl):
+    def isolate_node_two(cluster):
+        # Instance 2's first node loses the cluster: its statements answer 1047 until it is back.
+        cluster.root_sql(2, "SET GLOBAL wsrep_provider_options = 'gmcast.isolate=1'")
+        time.sleep(10)
+        cluster.root_sql(2, "SET GLOBAL wsrep_provider_options = 'gmcast.isolate=0'")
+    run_burst("Galera: node 2 isolated for 10 s", cluster, instance_sockets, receipts, signer, iapctl,
+              fault=isolate_node_two)
