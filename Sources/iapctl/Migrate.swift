@@ -1,5 +1,6 @@
 import ArgumentParser
 import Glibc
+import IAPService
 import MariaDB
 
 /// `iapctl migrate`: applies the pending files of `sql/` in name order and
@@ -20,10 +21,14 @@ struct Migrate: ParsableCommand {
               PRIMARY KEY (version)
             ) ENGINE=InnoDB COMMENT='Migrations applied by iapctl migrate'
             """)
-        // Two operators (or two deploys) migrating at once would apply a file twice.
-        guard try connection.execute("SELECT GET_LOCK('iapctl_migrate', 60)").first?[0] == "1" else {
-            throw AdminError("another migration holds the lock")
+        try connection.executeScript(ClusterLock.createTable)
+        // Two operators (or two deploys) migrating at once, on one server or two Galera nodes, would
+        // apply a file twice.
+        let lock = ClusterLock(connection: connection, name: "migrate", leaseSeconds: 600)
+        guard try lock.acquire(waitingUpTo: 60) else {
+            throw AdminError("another migration holds the lock (cluster_locks, name migrate)")
         }
+        defer { lock.release() }
         let applied = Set(try connection.execute("SELECT version FROM schema_migrations").rows.compactMap { $0[0] })
         var count = 0
         for file in try migrationFiles() where !applied.contains(file) {

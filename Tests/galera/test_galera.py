@@ -259,3 +259,40 @@ def test_a_node_isolated_for_ten_seconds(cluster, instance_sockets, receipts, si
         cluster.root_sql(2, "SET GLOBAL wsrep_provider_options = 'gmcast.isolate=0'")
     run_burst("Galera: node 2 isolated for 10 s", cluster, instance_sockets, receipts, signer, iapctl,
               fault=isolate_node_two)
+
+
+def test_admin_jobs_on_two_nodes_at_once_exclude_each_other(cluster, instance_sockets, receipts, simulator,
+                                                              node_ports, run_dir):
+    """`iapctl retry-pending` and `iapctl migrate` started at the same moment against two nodes: the
+    lock is a row of `cluster_locks` (GET_LOCK is local to a node), so Apple is asked once per receipt
+    and each migration file is applied once."""
+    simulator.control(force_status=21005)   # Apple unavailable: every receipt is left for retry-pending
+    purchases = [Purchase(receipts, None, 2 * i) for i in range(20)]
+    for index, purchase in enumerate(purchases):
+        answer = post(instance_sockets[index % 2], purchase, [])
+        assert answer is not None and answer.json()["status"] == "retry_later", answer and answer.json()
+    simulator.reset()
+    simulator.control(latency_ms=500)       # the first run holds its lock a while
+    simulator.reset_stats()
+
+    def on_node(port, *arguments):
+        return subprocess.Popen([str(Path(__file__).resolve().parents[2] / ".build" / "release" / "iapctl"),
+                                 *arguments], env={**os.environ, "IAP_DB_HOST": f"127.0.0.1:{port}"},
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    runs = [on_node(port, "retry-pending", "--minimum-age", "0") for port in node_ports[:2]]
+    outputs = [run.communicate(timeout=120)[0] for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], outputs
+    assert sum("another retry-pending run is under way" in output for output in outputs) == 1, outputs
+
+    calls = simulator.requests_to("production")
+    assert calls == len(purchases), f"Apple was asked {calls} times about {len(purchases)} receipts: {outputs}"
+    expected = [purchase.transaction_id for purchase in purchases]
+    for database in cluster.nodes:
+        assert database.delivered_count(expected) == len(expected)
+
+    migrations = [on_node(port, "migrate", "--sql-dir", str(Path(__file__).resolve().parents[2] / "sql"))
+                  for port in node_ports[:2]]
+    outputs = [run.communicate(timeout=120)[0] for run in migrations]
+    assert [run.returncode for run in migrations] == [0, 0], outputs
+    assert all("schema is up to date" in output for output in outputs), outputs
+    assert cluster.nodes[2].scalar("SELECT COUNT(*) FROM cluster_locks") == 0, "every lock was released"

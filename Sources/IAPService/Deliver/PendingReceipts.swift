@@ -61,6 +61,9 @@ public final class PendingReceipts {
 
     /// Calls to Apple a run makes at once.
     static let batchSize = 16
+    /// How long the run's lock outlives its last renewal (once per batch, and a
+    /// batch is bounded by Apple's budget): a run that died frees it after this.
+    static let lockLeaseSeconds = 300
 
     private let configuration: ServiceConfiguration
 
@@ -73,8 +76,10 @@ public final class PendingReceipts {
     public func retry(minimumAgeSeconds: Int, limit: Int, policy: PendingRetryPolicy) throws -> Summary? {
         MariaDBConnection.initialiseLibrary()
         let connection = Database(configuration: configuration.database).connection()
-        guard try connection.execute("SELECT GET_LOCK('iap_retry_pending', 0)").first?[0] == "1" else { return nil }
-        defer { _ = try? connection.execute("SELECT RELEASE_LOCK('iap_retry_pending')") }
+        // Runs on two machines (two Galera nodes) must not ask Apple twice about one receipt.
+        let lock = ClusterLock(connection: connection, name: "retry_pending", leaseSeconds: Self.lockLeaseSeconds)
+        guard try lock.acquire() else { return nil }
+        defer { lock.release() }
 
         let settings = SettingsCache()
         settings.refresh(connection)
@@ -100,6 +105,7 @@ public final class PendingReceipts {
         while start < toAsk.count {
             let batch = Array(toAsk[start..<min(start + Self.batchSize, toAsk.count)])
             start += batch.count
+            try lock.renew()
             let groups = Dictionary(uniqueKeysWithValues: batch.map { ($0[0].receiptID, $0) })
             for (pending, outcome) in try askApple(about: batch.map { $0[0] }, apple, store, policy, &summary) {
                 let answer = verification.answer(pending, outcome: outcome, connection: connection)
