@@ -57,15 +57,21 @@ def test_receipts_younger_than_the_minimum_age_are_left_alone(api, db, receipts,
 def test_two_runs_never_overlap(api, db, receipts, simulator, iapctl):
     user_id = new_user_id()
     _, tid = unverified_receipt(api, receipts, simulator, user_id)
-    # This connection plays the other run: it holds the run's lock.
-    assert db.scalar("SELECT GET_LOCK('iap_retry_pending', 0)") == 1
+    # This connection plays the other run: it holds the run's lock, a row of cluster_locks (GET_LOCK
+    # would hold on one Galera node only), with a lease that has not run out.
+    db.execute("INSERT INTO cluster_locks (name, holder, acquired_at, expires_at)"
+               " VALUES ('retry_pending', 'the test', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL 1 MINUTE)")
     try:
         assert "another retry-pending run is under way" in iapctl("retry-pending", "--minimum-age", "0")
         assert db.transaction(tid) is None and open_receipts(db, user_id) == 1
+        # A run that died leaves its row: once the lease has run out, the next run takes over.
+        db.execute("UPDATE cluster_locks SET expires_at = UTC_TIMESTAMP(3) - INTERVAL 1 SECOND"
+                   " WHERE name = 'retry_pending'")
+        assert iapctl("retry-pending", "--minimum-age", "0").startswith("retried ")
     finally:
-        db.scalar("SELECT RELEASE_LOCK('iap_retry_pending')")
-    iapctl("retry-pending", "--minimum-age", "0")
+        db.execute("DELETE FROM cluster_locks WHERE holder = 'the test'")
     assert db.delivered_count([tid]) == 1
+    assert db.scalar("SELECT COUNT(*) FROM cluster_locks") == 0, "the run released its lock"
 
 
 def test_a_run_and_the_app_coming_back_at_once_deliver_once(api, db, receipts, simulator, iapctl):

@@ -13,8 +13,8 @@ struct BatchDelivery {
 
     /// One verification of the batch.
     struct Item {
-        /// Apple's answer, to be stored in the receipt's row.
-        let record: ReceiptStore.AppleAnswerRecord
+        /// Apple's answer, to be stored in the receipt's row; nil when the row holds it already.
+        let record: ReceiptStore.AppleAnswerRecord?
         /// The admitted receipt to deliver; nil when there is nothing to deliver.
         let delivery: (member: BatchPlan.Member, environment: AppleEnvironment)?
     }
@@ -66,7 +66,7 @@ struct BatchDelivery {
             at: now)
         try transactions.markOrdersDelivered(plan.paidOrderIDs, at: now)
         try ReceiptStore(connection: connection).recordAppleAnswers(
-            items.indices.filter { joined[$0] }.map { items[$0].record }, at: now)
+            items.indices.filter { joined[$0] }.compactMap { items[$0].record }, at: now)
 
         var delivered: [[TransactionAnswer]?] = items.indices.map { joined[$0] ? [] : nil }
         for (position, index) in members.enumerated() {

@@ -18,10 +18,16 @@ struct Delivery {
         /// verifyReceipt's status; nil for a signed transaction (Apple was not called).
         let appleStatus: Int?
         let transactions: ReceiptTransactions
+        /// True when the audit row holds Apple's answer already: a verified
+        /// JWS's row is written complete, and writing it again would cost an
+        /// UPDATE of its payload per request.
+        var answerAlreadyRecorded = false
 
-        /// Apple's answer as the receipt's row stores it: the verification is complete.
-        var appleAnswerRecord: ReceiptStore.AppleAnswerRecord {
-            ReceiptStore.AppleAnswerRecord(
+        /// Apple's answer as the receipt's row stores it (the verification is
+        /// complete); nil when the row holds it already.
+        var appleAnswerRecord: ReceiptStore.AppleAnswerRecord? {
+            if answerAlreadyRecorded { return nil }
+            return ReceiptStore.AppleAnswerRecord(
                 receiptID: receiptID, environment: environment, appleStatus: appleStatus, answer: appleAnswer,
                 completed: true)
         }
@@ -32,7 +38,9 @@ struct Delivery {
     func deliverInTransaction(_ input: Input) throws -> [TransactionAnswer] {
         let now = Timestamp.now()
         let transactions = TransactionStore(connection: connection)
-        try ReceiptStore(connection: connection).recordAppleAnswers([input.appleAnswerRecord], at: now)
+        if let record = input.appleAnswerRecord {
+            try ReceiptStore(connection: connection).recordAppleAnswers([record], at: now)
+        }
         // Locking the order serialises requests that could both bind to it.
         let order = try input.orderID.flatMap { orderID throws(MariaDBError) in
             try OrderStore(connection: connection).order(orderID, lockingForUpdate: true)

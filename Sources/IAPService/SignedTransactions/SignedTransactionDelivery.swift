@@ -60,7 +60,8 @@ struct SignedTransactionDelivery: Sendable {
             return .deliver(Delivery.Input(
                 receiptID: receiptID, userID: input.order.userID, orderID: input.order.orderID,
                 environment: input.environment ?? .sandbox, appleAnswer: signed.payload, appleStatus: nil,
-                transactions: ReceiptTransactions(inApp: [transaction], latestReceiptInfo: [], namedTransactionID: nil)))
+                transactions: ReceiptTransactions(inApp: [transaction], latestReceiptInfo: [], namedTransactionID: nil),
+                answerAlreadyRecorded: true))
         }
     }
 
