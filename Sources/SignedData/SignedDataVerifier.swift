@@ -12,13 +12,14 @@ import IAPCore
 /// must end at one of `roots`.
 ///
 /// Pure CPU work, safe to call from several threads at once; path validations
-/// are cached (`VerifiedChainCache`), so a JWS from a known leaf costs one
-/// ECDSA verification.
+/// are cached (`VerifiedChainCache`) under the JWS header that names the chain,
+/// so a JWS from a known leaf costs one ECDSA verification and no decoding of
+/// its header or certificates.
 public final class SignedDataVerifier: Sendable {
     private let roots: CertificateStore
     private let chains: VerifiedChainCache
 
-    /// - Parameter cacheCapacity: verified (leaf, intermediate) pairs kept.
+    /// - Parameter cacheCapacity: verified headers (an `alg` and a chain) kept.
     public init(roots: TrustedRoots = .apple, cacheCapacity: Int = 64) {
         self.roots = CertificateStore(roots.certificates)
         self.chains = VerifiedChainCache(capacity: cacheCapacity)
@@ -27,12 +28,18 @@ public final class SignedDataVerifier: Sendable {
     /// The verified payload, as Apple wrote it and parsed.
     public func verify(_ jws: [UInt8]) throws(SignedDataError) -> (payload: [UInt8], json: JSONObject) {
         let parts = try CompactJWS(jws)
-        let chainDER = try parts.certificateChainDER()
+        let known = chains[parts.encodedHeader]
+        let chainDER = known == nil ? try parts.certificateChainDER() : []
         guard let json = (try? JSONParser.parse(parts.payload))?.objectValue else {
             throw SignedDataError.invalidPayload
         }
         let signedDate = try PayloadFields(json).requiredInteger("signedDate")
-        let chain = try verifiedChain(leafDER: chainDER[0], intermediateDER: chainDER[1])
+        let chain: VerifiedChain
+        if let known {
+            chain = known
+        } else {
+            chain = try verifiedChain(leafDER: chainDER[0], intermediateDER: chainDER[1], header: parts.encodedHeader)
+        }
         guard chain.validity.contains(signedDate) else { throw SignedDataError.expiredAtSignedDate }
         guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: parts.signature),
               chain.leafKey.isValidSignature(signature, for: parts.signingInput)
@@ -51,9 +58,10 @@ public final class SignedDataVerifier: Sendable {
         chains.count
     }
 
-    private func verifiedChain(leafDER: [UInt8], intermediateDER: [UInt8]) throws(SignedDataError) -> VerifiedChain {
-        let fingerprint = ChainFingerprint(leafDER: leafDER, intermediateDER: intermediateDER)
-        if let known = chains[fingerprint] { return known }
+    /// Validates the chain a header names and caches it under the header.
+    private func verifiedChain(
+        leafDER: [UInt8], intermediateDER: [UInt8], header: ArraySlice<UInt8>
+    ) throws(SignedDataError) -> VerifiedChain {
         guard let leaf = try? Certificate(derEncoded: leafDER),
               let intermediate = try? Certificate(derEncoded: intermediateDER)
         else { throw SignedDataError.malformed }
@@ -68,7 +76,7 @@ public final class SignedDataVerifier: Sendable {
         let until = path.map { milliseconds($0.notValidAfter) }.min()!
         guard from <= until else { throw SignedDataError.expiredAtSignedDate }  // never all valid at once
         let chain = VerifiedChain(leafKey: leafKey, validity: from...until)
-        chains.insert(chain, for: fingerprint)
+        chains.insert(chain, for: Array(header))
         return chain
     }
 

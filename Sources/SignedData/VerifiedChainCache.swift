@@ -12,20 +12,11 @@ struct VerifiedChain: Sendable {
     let validity: ClosedRange<Int64>
 }
 
-/// Which leaf and intermediate a JWS names: the SHA-256 of each DER.
-struct ChainFingerprint: Hashable, Sendable {
-    let leaf: SHA256Digest
-    let intermediate: SHA256Digest
-
-    init(leafDER: [UInt8], intermediateDER: [UInt8]) {
-        self.leaf = SHA256.hash(data: leafDER)
-        self.intermediate = SHA256.hash(data: intermediateDER)
-    }
-}
-
-/// Verified (leaf, intermediate) pairs, so that a JWS signed by a known pair
-/// costs two SHA-256 of its certificates and one ECDSA check instead of a path
-/// validation (three DER parses and two ECDSA checks).
+/// Verified chains by the JWS header that names them (base64url, as sent:
+/// `alg` ES256 and the `x5c` certificates), so that a JWS signed by a known
+/// leaf costs one ECDSA check instead of decoding its header and certificates
+/// and validating the path (three DER parses and two ECDSA checks). A header
+/// written differently for the same chain is one more entry, validated once.
 ///
 /// What is cached is the path alone, which does not depend on time: the
 /// chain's signatures, constraints and OIDs. Validity at the JWS's
@@ -36,21 +27,22 @@ struct ChainFingerprint: Hashable, Sendable {
 /// JWS outside the cached window is validated afresh anyway.) Refusals are not
 /// cached: a forged chain costs its sender a path validation each time.
 ///
-/// Thread-safe; bounded, the pair used least recently going first. Apple signs with a few
+/// Thread-safe; bounded, the chain used least recently going first. Apple signs with a few
 /// leaves at a time (production, sandbox), renewed every year or so.
 final class VerifiedChainCache: Sendable {
-    private let chains: Mutex<LRUCache<ChainFingerprint, VerifiedChain>>
+    private let chains: Mutex<LRUCache<[UInt8], VerifiedChain>>
 
     init(capacity: Int) {
         self.chains = Mutex(LRUCache(capacity: max(1, capacity)))
     }
 
-    subscript(fingerprint: ChainFingerprint) -> VerifiedChain? {
-        chains.withLock { $0.value(for: fingerprint) }
+    subscript(header: ArraySlice<UInt8>) -> VerifiedChain? {
+        let key = Array(header)
+        return chains.withLock { $0.value(for: key) }
     }
 
-    func insert(_ chain: VerifiedChain, for fingerprint: ChainFingerprint) {
-        chains.withLock { _ = $0.insert(chain, for: fingerprint) }
+    func insert(_ chain: VerifiedChain, for header: [UInt8]) {
+        chains.withLock { _ = $0.insert(chain, for: header) }
     }
 
     var count: Int {

@@ -69,6 +69,10 @@ public struct TransactionVerifyRequest: Equatable, Sendable {
     /// is `invalid_signed_data` with its audit row.
     static func isCompactJWSText(_ text: String) -> Bool {
         let utf8 = text.utf8
-        return (1...maxSignedTransactionCharacters).contains(utf8.count) && utf8.allSatisfy { (0x21...0x7E).contains($0) }
+        guard (1...maxSignedTransactionCharacters).contains(utf8.count) else { return false }
+        // Over the contiguous bytes when the string has them (it does, fresh from the parser): the
+        // generic `allSatisfy` over a UTF8View cost 2.4% of iap-fcgi's CPU on the bench's case s2.
+        return utf8.withContiguousStorageIfAvailable { bytes in bytes.allSatisfy { $0 &- 0x21 < 0x5E } }
+            ?? utf8.allSatisfy { $0 &- 0x21 < 0x5E }
     }
 }
