@@ -12,7 +12,7 @@ from datetime import datetime
 
 import pytest
 
-from support import (PAY_30, PAY_6, PAY_98, answered_transactions, assert_error,
+from support import (PAY_30, PAY_6, PAY_98, answered_transactions, assert_error, wait_until,
                      assert_verify_answer, new_transaction_id, new_user_id, utc_now)
 
 OTHER_BUNDLE_ID = "com.example.other"  # the stack's IAP_BUNDLE_IDS is com.example.game
@@ -163,9 +163,13 @@ def test_reposting_a_receipt_answers_already_delivered_and_changes_nothing(deliv
     assert db.transactions(delivery.ids) == transactions_before
     assert db.orders_of(delivery.user_id) == orders_before
     # The replay short-cut: the same bytes, verified and wholly delivered, are answered from the
-    # database, without Apple and without a second audit row (the bytes have theirs).
+    # database, without Apple; the request's audit row names the row it reused, not the bytes again.
     assert simulator.stats()["production"]["requests"] == 0, "a delivered receipt was sent to Apple again"
-    assert len(db.receipts_with_sha256(sha256_of(delivery.receipt))) == 1, "a replay added an audit row"
+    first, replay = replay_rows(db, delivery.receipt, 2)
+    assert replay["replay_of"] == first["receipt_id"] and first["replay_of"] is None
+    assert replay["receipt_data"] is None and first["receipt_data"] == delivery.receipt
+    assert (replay["user_id"], replay["client_ip"], replay["apple_status"]) == (delivery.user_id, "127.0.0.1", 0)
+    assert replay["verified_at"] is not None and replay["environment"] == first["environment"]
 
 
 def test_receipt_replayed_by_another_user_delivers_nothing_to_them(delivery, api, db):
@@ -178,6 +182,18 @@ def test_receipt_replayed_by_another_user_delivers_nothing_to_them(delivery, api
     assert_states(body, {tid: "already_delivered" for tid in delivery.ids})
     assert db.orders_of(thief) == []
     assert db.transactions(delivery.ids) == transactions_before
+    # Whoever investigates fraud finds the replay, and who made it.
+    first, replay = replay_rows(db, delivery.receipt, 2)
+    assert (replay["user_id"], replay["replay_of"]) == (thief, first["receipt_id"])
+
+
+def replay_rows(db, receipt, count):
+    """The audit rows of a receipt's bytes, once there are `count` (a replay's row is written just after
+    its answer, by a thread of its own)."""
+    wait_until(lambda: len(db.receipts_with_sha256(sha256_of(receipt))) >= count, 10, f"{count} audit rows")
+    rows = db.receipts_with_sha256(sha256_of(receipt))
+    assert len(rows) == count, rows
+    return rows
 
 
 def test_order_id_alone_names_the_user(api, db, receipts, create_order):

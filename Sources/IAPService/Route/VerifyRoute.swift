@@ -5,10 +5,11 @@ import MariaDB
 /// names looked up; then the receipt goes to `ReceiptRecorder` (step 1) and this
 /// thread is free again. `Verification` finishes the work when Apple answers.
 /// A receipt already verified and wholly delivered is answered at once
-/// (`ReplayShortcut`).
+/// (`ReplayShortcut`), and its audit row written after (`ReplayAudit`).
 struct VerifyRoute: Sendable {
     let recorder: ReceiptRecorder
     let replays: ReplayCache
+    let replayAudit: ReplayAudit
 
     func handle(_ request: HTTPRequest, responder: Responder, worker: WorkerContext) {
         let verifyRequest: VerifyRequest
@@ -20,7 +21,10 @@ struct VerifyRoute: Sendable {
         do {
             let userID = try user(of: verifyRequest, connection: worker.connection)
             if let replay = try ReplayShortcut(connection: worker.connection, cache: replays).answer(verifyRequest, userID: userID) {
-                return responder.send(.verify(replay))
+                responder.send(.verify(replay.answer))
+                return replayAudit.record(ReplayAudit.Row(
+                    request: verifyRequest, userID: userID, clientAddress: request.clientAddress, receivedAt: .now(),
+                    answer: replay.answer, replayOf: replay.replayOf))
             }
             recorder.record(
                 ReceiptStore.NewReceipt(

@@ -74,6 +74,8 @@ public final class Service: Sendable {
             apple: apple, verification: verification, queueLimit: configuration.verifyQueueLimit,
             deadlineBudgetMs: VerificationDeadline.budgetMs(appleTimeoutMs: configuration.appleTimeoutMs))
         recorder.start(database: database)
+        let replayAudit = ReplayAudit(queueLimit: configuration.verifyQueueLimit)
+        replayAudit.start(database: database)
         let fetches = appStoreServer.map {
             SignedTransactionFetches(client: $0, verifier: signedData, appleTimeoutMs: configuration.appleTimeoutMs)
         }
@@ -84,7 +86,7 @@ public final class Service: Sendable {
         signedTransactions.start(count: Self.signedTransactionThreads, database: database)
         let transactions = TransactionsRoute(verifier: signedData, batches: signedTransactions, fetches: fetches)
         router = Router(
-            orders: OrdersRoute(settings: settings), verify: VerifyRoute(recorder: recorder, replays: ReplayCache()),
+            orders: OrdersRoute(settings: settings), verify: VerifyRoute(recorder: recorder, replays: ReplayCache(), replayAudit: replayAudit),
             transactions: transactions,
             version: VersionRoute(settings: settings), health: HealthRoute())
     }

@@ -11,6 +11,8 @@ import IAPCore
 /// thousand transactions): the least recently used go first.
 final class ReplayCache: Sendable {
     struct Entry: Sendable {
+        /// The receipt row whose answer this is (a replay's audit row names it).
+        let receiptID: UInt64
         let environment: AppleEnvironment
         let reply: AppleReply
     }

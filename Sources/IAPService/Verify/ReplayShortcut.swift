@@ -11,15 +11,15 @@ import MariaDB
 /// `latest_receipt_info`), so that request goes to Apple, which may show it
 /// now; answered from the earlier answer it would be `pending` forever.
 ///
-/// Such a request adds no audit row: the receipt's bytes have theirs (found
-/// by the same SHA-256), and the request's log line records it. Writing one
-/// would cost a durable commit per retry for nothing the audit needs.
+/// Such a request's audit row (`ReplayAudit`) names the row whose answer it
+/// reused instead of storing the receipt's bytes again.
 struct ReplayShortcut {
     let connection: MariaDBConnection
     let cache: ReplayCache
 
-    /// The answer without Apple, or nil when the request must go to Apple.
-    func answer(_ request: VerifyRequest, userID: String) throws -> VerifyAnswer? {
+    /// The answer without Apple and the row whose answer it reused, or nil
+    /// when the request must go to Apple.
+    func answer(_ request: VerifyRequest, userID: String) throws -> (answer: VerifyAnswer, replayOf: UInt64)? {
         guard let earlier = try earlierAnswer(sha256: request.receipt.sha256Hex),
               let receipt = earlier.reply.receipt
         else { return nil }
@@ -41,9 +41,10 @@ struct ReplayShortcut {
         }
         let status = VerifyStatus.finalStatus(
             states: answers.map(\.state), namedTransactionID: request.transactionID, namedTransactionPresent: true)
-        return VerifyAnswer(
+        let answer = VerifyAnswer(
             status: status, environment: earlier.environment, appleStatus: reply.status, orderID: request.orderID,
             app: receipt, transactions: answers)
+        return (answer, earlier.receiptID)
     }
 
     /// Apple's earlier answer to these bytes: from memory, else from the
@@ -53,7 +54,7 @@ struct ReplayShortcut {
         guard let stored = try ReceiptStore(connection: connection).firstValidAnswer(sha256: sha256),
               let json = try? JSONParser.parse(stored.answer), let reply = try? AppleReply.parse(json)
         else { return nil }
-        let entry = ReplayCache.Entry(environment: stored.environment, reply: reply)
+        let entry = ReplayCache.Entry(receiptID: stored.receiptID, environment: stored.environment, reply: reply)
         cache.insert(entry, for: sha256, answerBytes: stored.answer.count)
         return entry
     }
