@@ -83,6 +83,9 @@ public final class Service: Sendable {
         router = Router(
             orders: OrdersRoute(settings: settings), verify: VerifyRoute(recorder: recorder, replays: ReplayCache()),
             transactions: transactions,
+            notifications: NotificationsRoute(
+                verifier: signedData, bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy,
+                settings: settings),
             version: VersionRoute(settings: settings), health: HealthRoute())
     }
 
