@@ -7,7 +7,7 @@ from pathlib import Path
 import notifications
 import signed_data
 
-from support import PAY_6, new_transaction_id
+from support import PAY_6, assert_verify_answer, new_transaction_id
 
 ROUTE = "/v1/notifications/apple"
 CERTS = str(Path(os.environ.get("IAP_RUN", "/tmp/iap")) / "certs")
@@ -88,3 +88,16 @@ def event_invariant_violations(db):
         if row["order_id"] is None and balance is not None:
             problems.append(f"{row['transaction_id']}: never delivered but has events")
     return problems
+
+
+def verify_jws(api, payload, **fields):
+    return api.post_json("/v1/transactions/verify", {"signed_transaction": signed_transaction(payload), **fields})
+
+
+def deliver_by_verify(api, db, user):
+    """A purchase delivered by a JWS verify to a client order of `user`: (payload, order_id)."""
+    order = api.create_order(user)
+    payload = purchase(app_account_token=order["order_id"])
+    assert_verify_answer(verify_jws(api, payload), "delivered")
+    assert db.transaction(payload["transactionId"])["state"] == "delivered"
+    return payload, order["order_id"]

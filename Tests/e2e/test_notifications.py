@@ -4,32 +4,19 @@ inside). Each row of the table of effects, forged and foreign notifications, rep
 claim of an unclaimed transaction by the first verify, the simulator's sending with Apple's retries, and
 the SQL invariants of `events`."""
 import threading
-from datetime import datetime, timezone
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 import requests
 
-from notification_support import (CERTS, ROUTE, event_invariant_violations, events_of, notification_row, now_ms, post,
-                                  purchase, refunded, send, signed, signed_transaction)
+from notification_support import (CERTS, ROUTE, deliver_by_verify, event_invariant_violations, events_of,
+                                  notification_row, now_ms, post, purchase, refunded, send, signed, verify_jws)
 from support import PAY_6, PAY_30, assert_error, assert_verify_answer, new_user_id, wait_until
 
 import notifications as simulated
 import signed_data
-
-
-def verify_jws(api, payload, **fields):
-    return api.post_json("/v1/transactions/verify", {"signed_transaction": signed_transaction(payload), **fields})
-
-
-def deliver_by_verify(api, db, user):
-    """A purchase delivered by a JWS verify to a client order of `user`: (payload, order_id)."""
-    order = api.create_order(user)
-    payload = purchase(app_account_token=order["order_id"])
-    assert_verify_answer(verify_jws(api, payload), "delivered")
-    assert db.transaction(payload["transactionId"])["state"] == "delivered"
-    return payload, order["order_id"]
 
 
 def assert_applied(db, notification, effect, applied=True):

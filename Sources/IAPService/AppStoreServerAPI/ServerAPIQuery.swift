@@ -30,6 +30,8 @@ public final class ServerAPIQuery {
 
     private let apple: AppleClient
     private let client: AppStoreServerClient
+    /// The same verifier the client's answers go through (notifications sync verifies what it fetches).
+    let verifier: SignedDataVerifier
 
     /// Signed transactions must chain to the roots in `rootCAFile` (PEM), or to Apple Root CA - G3 when it is nil.
     /// - Throws: `NotConfigured` without `IAP_APPSTORE_*` credentials,
@@ -42,8 +44,8 @@ public final class ServerAPIQuery {
         }
         let roots = try Self.trustedRoots(rootCAFile)
         apple = try AppleClient(endpoints: AppleEndpoints(configuration))
-        client = AppStoreServerClient(
-            configuration: configuration, signer: signer, apple: apple, verifier: SignedDataVerifier(roots: roots))
+        verifier = SignedDataVerifier(roots: roots)
+        client = AppStoreServerClient(configuration: configuration, signer: signer, apple: apple, verifier: verifier)
     }
 
     /// Look Up Order ID: the order's transactions.
@@ -57,6 +59,17 @@ public final class ServerAPIQuery {
     public func transactionInfo(_ transactionID: String) -> Result<Transaction, AppStoreServerError> {
         ask { completion in
             client.fetchTransactionInfo(transactionID) { completion($0.map(Transaction.init)) }
+        }
+    }
+
+    /// Get Notification History of `environment`, one page (see `AppStoreServerClient`).
+    func notificationHistory(
+        environment: AppleEnvironment, startMs: Int64, endMs: Int64, paginationToken: String?
+    ) -> Result<(signedPayloads: [String], nextPage: String?), AppStoreServerError> {
+        ask { completion in
+            client.notificationHistory(
+                environment: environment, startMs: startMs, endMs: endMs, paginationToken: paginationToken,
+                completion: completion)
         }
     }
 

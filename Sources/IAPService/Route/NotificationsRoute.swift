@@ -36,8 +36,12 @@ struct NotificationsRoute: Sendable {
             sandboxUsers: snapshot.sandboxUsers)
         let notification = verified.notification
         do {
-            let outcome = try applier.apply(verified, source: .post)
-            Log.event("notifications/apple: \(notification.notificationType) \(notification.notificationUUID): \(outcome)")
+            let effect: String
+            switch try applier.apply(verified, source: .post) {
+            case .duplicate: effect = "stored before"
+            case .stored(let applied): effect = applied.rawValue
+            }
+            Log.event("notifications/apple: \(notification.notificationType) \(notification.notificationUUID): \(effect)")
             return .json(200, .object([
                 "status": .string("accepted"), "notification_uuid": .string(notification.notificationUUID),
             ]))
