@@ -62,23 +62,32 @@ public final class ServerAPIQuery {
         }
     }
 
-    /// Get Notification History of `environment`, one page (see `AppStoreServerClient`).
+    /// Runs `body`, which asks several questions in a row (`notificationHistory`),
+    /// with the client's thread started once for them all: a stopped client does not start again.
+    func whileRunning<Answer>(_ body: () throws -> Answer) rethrows -> Answer {
+        apple.start()
+        defer { apple.stop() }
+        return try body()
+    }
+
+    /// Get Notification History of `environment`, one page (see `AppStoreServerClient`); only inside `whileRunning`.
     func notificationHistory(
         environment: AppleEnvironment, startMs: Int64, endMs: Int64, paginationToken: String?
     ) -> Result<(signedPayloads: [String], nextPage: String?), AppStoreServerError> {
-        ask { completion in
+        ask(startingClient: false) { completion in
             client.notificationHistory(
                 environment: environment, startMs: startMs, endMs: endMs, paginationToken: paginationToken,
                 completion: completion)
         }
     }
 
-    /// Runs the client's thread for one question and waits for its answer.
+    /// Runs the client's thread for one question (unless `whileRunning` runs it) and waits for its answer.
     private func ask<Answer: Sendable>(
+        startingClient: Bool = true,
         _ question: (@escaping @Sendable (Result<Answer, AppStoreServerError>) -> Void) -> Bool
     ) -> Result<Answer, AppStoreServerError> {
-        apple.start()
-        defer { apple.stop() }
+        if startingClient { apple.start() }
+        defer { if startingClient { apple.stop() } }
         let answered = DispatchSemaphore(value: 0)
         let result = Locked<Result<Answer, AppStoreServerError>>(.failure(.unavailable))
         guard question({ outcome in

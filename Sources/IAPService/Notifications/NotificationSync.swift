@@ -44,22 +44,24 @@ public struct NotificationSync {
             connection: connection, sandboxPolicy: configuration.sandboxPolicy, settingsAreKnown: snapshot.isLoaded,
             sandboxUsers: snapshot.sandboxUsers)
         var summary = Summary()
-        for environment in [AppleEnvironment.production, .sandbox] {
-            var page: String?
-            repeat {
-                switch query.notificationHistory(
-                    environment: environment, startMs: sinceMs, endMs: untilMs, paginationToken: page)
-                {
-                case .failure(let error):
-                    throw Failure(environment: environment.rawValue, error: error)
-                case .success(let found):
-                    for signedPayload in found.signedPayloads {
-                        summary.fetched += 1
-                        try apply(signedPayload, applier: applier, summary: &summary, log: log)
+        try query.whileRunning {
+            for environment in [AppleEnvironment.production, .sandbox] {
+                var page: String?
+                repeat {
+                    switch query.notificationHistory(
+                        environment: environment, startMs: sinceMs, endMs: untilMs, paginationToken: page)
+                    {
+                    case .failure(let error):
+                        throw Failure(environment: environment.rawValue, error: error)
+                    case .success(let found):
+                        for signedPayload in found.signedPayloads {
+                            summary.fetched += 1
+                            try apply(signedPayload, applier: applier, summary: &summary, log: log)
+                        }
+                        page = found.nextPage
                     }
-                    page = found.nextPage
-                }
-            } while page != nil
+                } while page != nil
+            }
         }
         return summary
     }
