@@ -101,6 +101,27 @@ public final class CurlTransfer {
     ) throws(CurlError) {
         try prepareCommon(url: url, caFile: caFile, connectTimeoutMs: connectTimeoutMs, totalTimeoutMs: totalTimeoutMs)
         try useHeaders(headers)
+        try setPOSTBody(body)
+    }
+
+    /// Sets up the next POST of a JSON body with `extraHeaders` ("Name: value")
+    /// besides the usual ones (the App Store Server API's `Authorization`).
+    public func preparePOST(
+        url: String, body: [UInt8], extraHeaders: [String], caFile: String?, connectTimeoutMs: Int, totalTimeoutMs: Int
+    ) throws(CurlError) {
+        try prepareCommon(url: url, caFile: caFile, connectTimeoutMs: connectTimeoutMs, totalTimeoutMs: totalTimeoutMs)
+        var list: UnsafeMutablePointer<curl_slist>? = curl_slist_append(nil, "Content-Type: application/json")
+        list = curl_slist_append(list, "Accept: application/json")
+        list = curl_slist_append(list, "Expect:")
+        for header in extraHeaders {
+            list = curl_slist_append(list, header)
+        }
+        try useHeaders(list)
+        requestHeaders = list
+        try setPOSTBody(body)
+    }
+
+    private func setPOSTBody(_ body: [UInt8]) throws(CurlError) {
         try set(CURLOPT_POST, 1)
         try set(CURLOPT_POSTFIELDSIZE, body.count)
         try body.withUnsafeBufferPointer { buffer throws(CurlError) in

@@ -6,9 +6,12 @@
   http://127.0.0.1:CONTROL: GET|POST /control (faults, JSON; keys left out keep their value),
                             GET /stats, POST /stats/reset,
                             POST /latest_receipt_info {"receipt_data", "purchase"} (a subscription renewed),
-                            POST /server_api/transactions, POST /server_api/orders (see server_api.py)
+                            POST /server_api/transactions, POST /server_api/orders (see server_api.py),
+                            POST /notifications/send, GET /notifications/sent (see notifications.py)
   GET https://127.0.0.1:PRODUCTION|SANDBOX/inApps/v1/transactions/{id}, /inApps/v1/lookup/{orderId}:
                             the App Store Server API, its JWT checked (server_api.py)
+  POST https://127.0.0.1:PRODUCTION|SANDBOX/inApps/v1/notifications/history: Get Notification History
+                            of the notifications sent (notifications.py)
 
 Control keys:
   latency_ms       each answer leaves this long after its request arrived (requests do not queue)
@@ -55,6 +58,7 @@ import h2.exceptions
 import h2.settings
 from h2.errors import ErrorCodes
 
+import notifications
 import receipts
 import server_api
 
@@ -402,11 +406,12 @@ class Stats:
 # close_politely(), and tells its site connection_made(self) and connection_lost(self).
 
 class Request:
-    __slots__ = ("method", "path", "body", "keep_alive", "arrived", "authorization")
+    __slots__ = ("method", "path", "body", "keep_alive", "arrived", "authorization", "query")
 
-    def __init__(self, method, path, body, keep_alive, arrived, authorization=None):
+    def __init__(self, method, path, body, keep_alive, arrived, authorization=None, query=""):
         self.method, self.path, self.body, self.keep_alive, self.arrived = method, path, body, keep_alive, arrived
         self.authorization = authorization  # the Authorization header as sent (the Server API's bearer token)
+        self.query = query  # after "?", HTTP/1.1 only (Get Notification History's paginationToken)
 
 
 class BadRequest(Exception):
@@ -526,7 +531,7 @@ class HTTPConnection(asyncio.Protocol):
                     raise BadRequest(431)
                 return None
             self.head = self._parse_head(bytes(self.buffer[:end]), end + 4)
-        method, path, keep_alive, start, length, authorization = self.head
+        method, path, keep_alive, start, length, authorization, query = self.head
         if length is None:
             parsed = self._chunked_body(start)
         else:
@@ -540,7 +545,7 @@ class HTTPConnection(asyncio.Protocol):
         body, end = parsed
         del self.buffer[:end]
         self.head, self.continued = None, False
-        return Request(method, path, body, keep_alive, asyncio.get_running_loop().time(), authorization)
+        return Request(method, path, body, keep_alive, asyncio.get_running_loop().time(), authorization, query)
 
     def _parse_head(self, head, body_start):
         lines = head.split(b"\r\n")
@@ -570,8 +575,8 @@ class HTTPConnection(asyncio.Protocol):
                 raise BadRequest(400)
             if length > MAX_BODY:
                 raise BadRequest(413)
-        path = target.split(b"?", 1)[0].decode("latin-1")
-        return method.decode("latin-1"), path, keep_alive, body_start, length, authorization
+        path, _, query = target.decode("latin-1").partition("?")
+        return method.decode("latin-1"), path, keep_alive, body_start, length, authorization, query
 
     def _chunked_body(self, start):
         """(body, end) once the whole chunked body (and its trailers) is in the buffer, else None."""
@@ -856,6 +861,10 @@ class AppleSite:
         if server_api.is_server_api(request.path):
             self._server_api(exchange, request)
             return
+        if request.path == notifications.HISTORY_PATH:
+            status, body = self.simulator.notifications.history(self.environment, request, self.simulator.server_api.tokens)
+            exchange.send(status, body, request.keep_alive)
+            return
         if request.path != "/verifyReceipt":
             exchange.send(404, b'{"error":"not found"}', request.keep_alive)
             return
@@ -963,6 +972,8 @@ class ControlSite:
                     return 200, register(added)
                 except ValueError as error:
                     return 400, {"error": str(error)}
+        elif path.startswith(notifications.CONTROL_PREFIX):
+            return sim.notifications.control(method, path, request.body)
         elif path == "/latest_receipt_info":
             if method == "POST":
                 try:
@@ -1002,6 +1013,7 @@ class Simulator:
         self.stats = Stats()
         self.settings = self._initial_settings()
         self.server_api = self._new_server_api()
+        self.notifications = notifications.Notifications(args.certs)
         self.connections = set()
         # (tls, http2) -> the context of a new connection: its certificate and the ALPN protocols offered.
         self.contexts = {(tls, http2): self._tls_context("server" if tls == "trusted" else "untrusted", http2)
@@ -1029,6 +1041,8 @@ class Simulator:
         self.stats.reset()
         self.verifier = Verifier()
         self.server_api = self._new_server_api()
+        self.notifications.stop()
+        self.notifications = notifications.Notifications(self.args.certs)
 
     def _tls_context(self, name, http2):
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)

@@ -164,3 +164,33 @@ def test_bad_control_values_are_refused(sim_api):
     for settings in ({"api_fault": 418}, {"api_fail_next": -1}, {"api_fault_env": "mars"}):
         answer = requests.post(f"{sim_api.control_url}/control", json=settings, timeout=5)
         assert answer.status_code == 400, settings
+
+
+def test_notification_history_is_paged_and_checks_the_token(sim_api):
+    """Notifications sent to nowhere (notifications.py) are served by Get Notification History."""
+    sent = []
+    for notification_type in ("ONE_TIME_CHARGE", "REFUND", "TEST"):
+        answer = requests.post(f"{sim_api.control_url}/notifications/send", timeout=5, json={
+            "url": "http://127.0.0.1:9/", "notification_type": notification_type, "retry_intervals_s": [],
+            "transaction": None if notification_type == "TEST" else {"product_id": "com.example.game.gems"}})
+        assert answer.status_code == 200, answer.text
+        sent.append(answer.json()["notification_uuid"])
+    requests.post(f"{sim_api.control_url}/notifications/settings", json={"page_size": 2}, timeout=5).raise_for_status()
+    url = f"https://127.0.0.1:{sim_api.ports['production']}/inApps/v1/notifications/history"
+    window = {"startDate": int(time.time() * 1000) - 60_000, "endDate": int(time.time() * 1000) + 60_000}
+
+    def page(token=None, bearer=None):
+        return requests.post(url + (f"?paginationToken={token}" if token else ""), json=window, verify=sim_api.ca,
+                             headers={"Authorization": "Bearer " + (bearer or sim_api.token())}, timeout=10)
+
+    first = page().json()
+    assert first["hasMore"] is True and len(first["notificationHistory"]) == 2
+    second = page(first["paginationToken"]).json()
+    assert second["hasMore"] is False and "paginationToken" not in second
+    found = [_payload(item["signedPayload"])["notificationUUID"]
+             for item in first["notificationHistory"] + second["notificationHistory"]]
+    assert found == sent
+    assert page(bearer=sim_api.token(iss="someone-else")).status_code == 401
+    sandbox = requests.post(url.replace(str(sim_api.ports["production"]), str(sim_api.ports["sandbox"])), json=window,
+                            verify=sim_api.ca, headers={"Authorization": "Bearer " + sim_api.token()}, timeout=10)
+    assert sandbox.json() == {"notificationHistory": [], "hasMore": False}

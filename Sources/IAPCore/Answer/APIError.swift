@@ -28,6 +28,10 @@ public struct APIError: Error, Equatable, Sendable {
         httpStatus: 400, code: "invalid_receipt_data", message: "receipt_data is not base64")
     public static let invalidSignedData = APIError(
         httpStatus: 400, code: "invalid_signed_data", message: "signed_transaction is not a transaction signed by Apple")
+    /// A notification whose JWS (outer or inner) does not verify, or that is for another app.
+    public static let invalidNotification = APIError(
+        httpStatus: 400, code: "invalid_signed_data",
+        message: "signedPayload is not a notification signed by Apple for this app")
     /// A `transaction_id`-only verify needs the App Store Server API, which is not configured. A
     /// 400, not a 5xx: no retry of the same request can succeed, and the client can post the JWS.
     public static let serverAPINotConfigured = APIError(

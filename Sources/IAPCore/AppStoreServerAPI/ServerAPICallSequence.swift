@@ -27,6 +27,9 @@ public struct ServerAPICallSequence: Sendable {
 
     public var policy: AppleRetryPolicy { budget.policy }
     public let sandboxFallback: Bool
+    /// The environment called first: production, except for a question about
+    /// the sandbox alone (Get Notification History of sandbox notifications).
+    public let firstEnvironment: AppleEnvironment
     /// The environment of the call asked for last.
     public var environment: AppleEnvironment { budget.environment }
     /// Calls asked for so far.
@@ -38,19 +41,20 @@ public struct ServerAPICallSequence: Sendable {
     private var verdict: ServerAPIVerdict?
 
     public init(
-        policy: AppleRetryPolicy, sandboxFallback: Bool,
+        policy: AppleRetryPolicy, sandboxFallback: Bool, firstEnvironment: AppleEnvironment = .production,
         jitter: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }
     ) {
         self.sandboxFallback = sandboxFallback
+        self.firstEnvironment = firstEnvironment
         budget = CallBudget(policy: policy, jitter: jitter)
     }
 
-    /// Begins the sequence at `now`: call production, now.
+    /// Begins the sequence at `now`: call the first environment (production), now.
     public mutating func start(atMs now: Int) -> ServerAPINextStep {
         lastHTTPStatus = nil
         verdict = nil
         budget.start(atMs: now)
-        return call(.production, afterMs: 0)
+        return call(firstEnvironment, afterMs: 0)
     }
 
     /// What is left of the budget at `now`: the timeout of a call starting then.

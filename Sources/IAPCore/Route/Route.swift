@@ -4,6 +4,7 @@ public enum Route: Sendable, Equatable, CaseIterable {
     case createOrder
     case verifyReceipt
     case verifyTransaction
+    case appleNotification
     case version
     case health
 
@@ -13,6 +14,7 @@ public enum Route: Sendable, Equatable, CaseIterable {
         case .createOrder: return "/v1/orders"
         case .verifyReceipt: return "/v1/receipts/verify"
         case .verifyTransaction: return "/v1/transactions/verify"
+        case .appleNotification: return "/v1/notifications/apple"
         case .version: return "/v1/version"
         case .health: return "/v1/health"
         }
@@ -20,7 +22,7 @@ public enum Route: Sendable, Equatable, CaseIterable {
 
     public var method: String {
         switch self {
-        case .createOrder, .verifyReceipt, .verifyTransaction: return "POST"
+        case .createOrder, .verifyReceipt, .verifyTransaction, .appleNotification: return "POST"
         case .version, .health: return "GET"
         }
     }

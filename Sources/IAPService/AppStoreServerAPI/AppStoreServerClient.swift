@@ -123,12 +123,44 @@ final class AppStoreServerClient: Sendable {
         }
     }
 
+    /// Get Notification History, one page: the notifications of `environment` signed in
+    /// [`startMs`, `endMs`), as Apple sent them (each verified by the caller), and the next page's token.
+    func notificationHistory(
+        environment: AppleEnvironment, startMs: Int64, endMs: Int64, paginationToken: String?,
+        completion: @escaping @Sendable (Result<(signedPayloads: [String], nextPage: String?), AppStoreServerError>) -> Void
+    ) -> Bool {
+        if let paginationToken, !Self.isQuerySafe(paginationToken) {
+            completion(.failure(.invalidAnswer))
+            return true
+        }
+        let query = paginationToken.map { "?paginationToken=\($0)" } ?? ""
+        let body = JSONValue.object(["startDate": .number(String(startMs)), "endDate": .number(String(endMs))])
+        return request(
+            "/inApps/v1/notifications/history" + query, body: body.serialized(), sandboxFallback: false,
+            firstEnvironment: environment, deadline: .never
+        ) { result in
+            completion(result.flatMap { body in
+                guard let page = ServerAPIReply.notificationHistory(body) else { return .failure(.invalidAnswer) }
+                return .success(page)
+            })
+        }
+    }
+
     private func get(
         _ path: String, sandboxFallback: Bool, deadline: Deadline,
         completion: @escaping @Sendable (Result<[UInt8], AppStoreServerError>) -> Void
     ) -> Bool {
+        request(path, body: nil, sandboxFallback: sandboxFallback, firstEnvironment: .production, deadline: deadline,
+                completion: completion)
+    }
+
+    private func request(
+        _ path: String, body: [UInt8]?, sandboxFallback: Bool, firstEnvironment: AppleEnvironment, deadline: Deadline,
+        completion: @escaping @Sendable (Result<[UInt8], AppStoreServerError>) -> Void
+    ) -> Bool {
         let conversation = ServerAPIConversation(
-            path: path, sandboxFallback: sandboxFallback, api: api, caFile: caFile, policy: policy,
+            path: path, body: body, sandboxFallback: sandboxFallback, firstEnvironment: firstEnvironment, api: api,
+            caFile: caFile, policy: policy,
             authorization: { [tokens] in
                 "Authorization: Bearer " + tokens.withLock { $0.token(atSeconds: Clock.wallMilliseconds() / 1000) }
             },
@@ -156,6 +188,12 @@ final class AppStoreServerClient: Sendable {
             "configuration error: the App Store Server API answered 401 Unauthorized; check IAP_APPSTORE_KEY_ID,"
                 + " IAP_APPSTORE_ISSUER_ID, IAP_APPSTORE_PRIVATE_KEY_FILE and the first of IAP_BUNDLE_IDS"
                 + " (logged once; every Server API call fails until it is fixed)")
+    }
+
+    /// A pagination token goes into the query as it came: only characters that need no escaping.
+    private static func isQuerySafe(_ token: String) -> Bool {
+        !token.isEmpty && token.utf8.count <= 512
+            && token.utf8.allSatisfy { $0 > 32 && $0 < 127 && !"&#%?+ ".utf8.contains($0) }
     }
 
     /// Ids Apple issues are letters and digits: anything else is never sent (no path tricks).

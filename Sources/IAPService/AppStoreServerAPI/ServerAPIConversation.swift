@@ -1,12 +1,15 @@
 import Curl
 import IAPCore
 
-/// One GET to the App Store Server API (`ServerAPICallSequence`), run by `AppleClient`.
+/// One request to the App Store Server API (`ServerAPICallSequence`), run by
+/// `AppleClient`: a GET, or a POST of a JSON body (Get Notification History).
 final class ServerAPIConversation: AppleConversation {
     typealias Completion = @Sendable (ServerAPIVerdict) -> Void
 
     /// e.g. `/inApps/v1/transactions/2000000123456789`.
     private let path: String
+    /// The JSON body of a POST; nil: a GET.
+    private let body: [UInt8]?
     private let api: AppStoreServerAPIConfiguration
     private let caFile: String?
     /// The `Authorization` header line of a call starting now.
@@ -17,20 +20,22 @@ final class ServerAPIConversation: AppleConversation {
     private var verdict = ServerAPIVerdict.unavailable
 
     init(
-        path: String, sandboxFallback: Bool, api: AppStoreServerAPIConfiguration, caFile: String?,
-        policy: AppleRetryPolicy, authorization: @escaping @Sendable () -> String, deadline: Deadline,
-        completion: @escaping Completion
+        path: String, body: [UInt8]? = nil, sandboxFallback: Bool, firstEnvironment: AppleEnvironment = .production,
+        api: AppStoreServerAPIConfiguration, caFile: String?, policy: AppleRetryPolicy,
+        authorization: @escaping @Sendable () -> String, deadline: Deadline, completion: @escaping Completion
     ) {
         self.path = path
+        self.body = body
         self.api = api
         self.caFile = caFile
         self.authorization = authorization
-        self.sequence = ServerAPICallSequence(policy: policy, sandboxFallback: sandboxFallback)
+        self.sequence = ServerAPICallSequence(
+            policy: policy, sandboxFallback: sandboxFallback, firstEnvironment: firstEnvironment)
         self.deadline = deadline
         self.completion = completion
     }
 
-    var admittedBytes: Int { path.utf8.count }
+    var admittedBytes: Int { path.utf8.count + (body?.count ?? 0) }
 
     func start(atMs now: Int) -> AppleConversationStep {
         step(sequence.start(atMs: now))
@@ -41,9 +46,16 @@ final class ServerAPIConversation: AppleConversation {
     }
 
     func prepare(_ transfer: CurlTransfer, for environment: AppleEnvironment, timeoutMs: Int) throws(CurlError) {
-        try transfer.prepareGET(
-            url: api.baseURL(for: environment) + path, extraHeaders: [authorization()], caFile: caFile,
-            connectTimeoutMs: min(timeoutMs, 5000), totalTimeoutMs: timeoutMs)
+        let url = api.baseURL(for: environment) + path
+        if let body {
+            try transfer.preparePOST(
+                url: url, body: body, extraHeaders: [authorization()], caFile: caFile,
+                connectTimeoutMs: min(timeoutMs, 5000), totalTimeoutMs: timeoutMs)
+        } else {
+            try transfer.prepareGET(
+                url: url, extraHeaders: [authorization()], caFile: caFile, connectTimeoutMs: min(timeoutMs, 5000),
+                totalTimeoutMs: timeoutMs)
+        }
     }
 
     func next(after result: AppleCallResult, retryAfterUnixMs: Int64?, atMs now: Int) -> AppleConversationStep {

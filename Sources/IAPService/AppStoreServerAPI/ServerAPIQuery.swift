@@ -34,6 +34,8 @@ public final class ServerAPIQuery {
 
     private let apple: AppleClient
     private let client: AppStoreServerClient
+    /// The same verifier the client's answers go through (notifications sync verifies what it fetches).
+    let verifier: SignedDataVerifier
 
     /// Signed transactions must chain to the roots in `rootCAFile` (PEM), or to Apple Root CA - G3 when it is nil.
     /// - Throws: `NotConfigured` without `IAP_APPSTORE_*` credentials,
@@ -46,8 +48,8 @@ public final class ServerAPIQuery {
         }
         let roots = try Self.trustedRoots(rootCAFile)
         apple = try AppleClient(endpoints: AppleEndpoints(configuration))
-        client = AppStoreServerClient(
-            configuration: configuration, signer: signer, apple: apple, verifier: SignedDataVerifier(roots: roots))
+        verifier = SignedDataVerifier(roots: roots)
+        client = AppStoreServerClient(configuration: configuration, signer: signer, apple: apple, verifier: verifier)
     }
 
     /// Look Up Order ID: the order's transactions.
@@ -64,12 +66,32 @@ public final class ServerAPIQuery {
         }
     }
 
-    /// Runs the client's thread for one question and waits for its answer.
-    private func ask<Answer: Sendable>(
-        _ question: (@escaping @Sendable (Result<Answer, AppStoreServerError>) -> Void) -> Bool
-    ) -> Result<Answer, AppStoreServerError> {
+    /// Runs `body`, which asks several questions in a row (`notificationHistory`),
+    /// with the client's thread started once for them all: a stopped client does not start again.
+    func whileRunning<Answer>(_ body: () throws -> Answer) rethrows -> Answer {
         apple.start()
         defer { apple.stop() }
+        return try body()
+    }
+
+    /// Get Notification History of `environment`, one page (see `AppStoreServerClient`); only inside `whileRunning`.
+    func notificationHistory(
+        environment: AppleEnvironment, startMs: Int64, endMs: Int64, paginationToken: String?
+    ) -> Result<(signedPayloads: [String], nextPage: String?), AppStoreServerError> {
+        ask(startingClient: false) { completion in
+            client.notificationHistory(
+                environment: environment, startMs: startMs, endMs: endMs, paginationToken: paginationToken,
+                completion: completion)
+        }
+    }
+
+    /// Runs the client's thread for one question (unless `whileRunning` runs it) and waits for its answer.
+    private func ask<Answer: Sendable>(
+        startingClient: Bool = true,
+        _ question: (@escaping @Sendable (Result<Answer, AppStoreServerError>) -> Void) -> Bool
+    ) -> Result<Answer, AppStoreServerError> {
+        if startingClient { apple.start() }
+        defer { if startingClient { apple.stop() } }
         let answered = DispatchSemaphore(value: 0)
         let result = Locked<Result<Answer, AppStoreServerError>>(.failure(.unavailable))
         guard question({ outcome in

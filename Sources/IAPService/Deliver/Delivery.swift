@@ -55,16 +55,15 @@ struct Delivery {
             }
             let boundOrderID = binding.claim(for: transaction)
             let orderID = boundOrderID ?? OrderID.make()
+            // Not inserted: a row unclaimed (paid, seen only in a notification) is
+            // this user's, as this verify is the first to show it.
             if try transactions.insertDelivered(
                 transaction, orderID: orderID, userID: input.userID, environment: input.environment,
                 receiptID: input.receiptID, at: now)
+                || transactions.claim(
+                    transaction.transactionID, orderID: orderID, userID: input.userID, receiptID: input.receiptID, at: now)
             {
-                if let boundOrderID {
-                    try transactions.markOrderDelivered(boundOrderID, at: now)
-                } else {
-                    try transactions.insertReceiptOrder(
-                        orderID: orderID, userID: input.userID, productID: transaction.productID, at: now)
-                }
+                try payOrder(boundOrderID, orderID: orderID, userID: input.userID, productID: transaction.productID, at: now)
                 answers.append(TransactionAnswer(transaction: transaction, state: .delivered, orderID: orderID))
                 events.append(EventStore.NewEvent(
                     .delivered, transaction, orderID: orderID, userID: input.userID, environment: input.environment))
@@ -81,6 +80,18 @@ struct Delivery {
         return answers
     }
 
+    /// The request's order, now paid, or a new order (origin `receipt`) when none was bound.
+    private func payOrder(
+        _ boundOrderID: String?, orderID: String, userID: String, productID: String, at now: Timestamp
+    ) throws(MariaDBError) {
+        let transactions = TransactionStore(connection: connection)
+        if let boundOrderID {
+            try transactions.markOrderDelivered(boundOrderID, at: now)
+        } else {
+            try transactions.insertReceiptOrder(orderID: orderID, userID: userID, productID: productID, at: now)
+        }
+    }
+
     /// A refunded transaction is never delivered; one delivered before is marked
     /// refunded now, with its order, and the game is told to take the goods back.
     private func refund(
@@ -95,9 +106,9 @@ struct Delivery {
         let existing = try store.existing(transaction.transactionID)
         if let existing, existing.state != "refunded" {
             try store.markRefunded(transaction, orderID: existing.orderID, at: now)
-            if existing.state == "delivered", let orderID = existing.orderID {
+            if existing.state == "delivered", let orderID = existing.orderID, let userID = existing.userID {
                 events.append(EventStore.NewEvent(
-                    .refunded, transaction, orderID: orderID, userID: existing.userID, environment: input.environment,
+                    .refunded, transaction, orderID: orderID, userID: userID, environment: input.environment,
                     occurredAtMs: transaction.cancellationDateMs))
             }
         }

@@ -13,7 +13,8 @@ struct TransactionStore {
     struct Existing {
         let state: String
         let orderID: String?
-        let userID: String
+        /// nil: seen only in a notification (unclaimed, or refunded before any verify).
+        let userID: String?
     }
 
     /// A transaction row to insert.
@@ -113,10 +114,8 @@ struct TransactionStore {
     }
 
     private func read(_ sql: String, _ transactionID: String) throws(MariaDBError) -> Existing? {
-        guard let row = try connection.execute(sql, [.text(transactionID)]).first, let state = row[0],
-              let userID = row[2]
-        else { return nil }
-        return Existing(state: state, orderID: row[1], userID: userID)
+        guard let row = try connection.execute(sql, [.text(transactionID)]).first, let state = row[0] else { return nil }
+        return Existing(state: state, orderID: row[1], userID: row[2])
     }
 
     /// Marks a delivered transaction refunded, and its order with it.
@@ -131,6 +130,21 @@ struct TransactionStore {
                 [.text(time.sql), .text(orderID)]
             ).requireRows(1, "UPDATE orders refunded")
         }
+    }
+
+    /// An unclaimed transaction (paid, seen only in a notification) claimed by
+    /// the first verify that shows it: delivered to that request's order and
+    /// user. False when the row is not unclaimed (delivered or refunded).
+    func claim(
+        _ transactionID: String, orderID: String, userID: String, receiptID: UInt64, at time: Timestamp
+    ) throws(MariaDBError) -> Bool {
+        try connection.execute(
+            """
+            UPDATE transactions SET state = 'delivered', order_id = ?, user_id = ?, receipt_id = ?, delivered_at = ?
+            WHERE transaction_id = ? AND state = 'unclaimed'
+            """,
+            [.text(orderID), .text(userID), .integer(Int64(receiptID)), .text(time.sql), .text(transactionID)]
+        ).affectedRows == 1
     }
 
     /// The request's own order, now paid.
@@ -154,17 +168,19 @@ struct TransactionStore {
     }
 
     /// An order made on the spot for a paid transaction that had none (origin
-    /// `receipt`), at the catalog price when the product is in the catalog.
+    /// `receipt`, or `notification` for a ONE_TIME_CHARGE), at the catalog price
+    /// when the product is in the catalog.
     func insertReceiptOrder(
-        orderID: String, userID: String, productID: String, at time: Timestamp
+        orderID: String, userID: String, productID: String, origin: String = "receipt", at time: Timestamp
     ) throws(MariaDBError) {
         try connection.execute(
             """
             INSERT INTO orders (order_id, user_id, product_id, price, currency, status, origin, created_at, updated_at)
-            SELECT ?, ?, ?, COALESCE(MAX(price), 0), COALESCE(MAX(currency), 'CNY'), 'delivered', 'receipt', ?, ?
+            SELECT ?, ?, ?, COALESCE(MAX(price), 0), COALESCE(MAX(currency), 'CNY'), 'delivered', ?, ?, ?
             FROM products WHERE product_id = ?
             """,
-            [.text(orderID), .text(userID), .text(productID), .text(time.sql), .text(time.sql), .text(productID)]
+            [.text(orderID), .text(userID), .text(productID), .text(origin), .text(time.sql), .text(time.sql),
+             .text(productID)]
         ).requireRows(1, "INSERT INTO orders from receipt")
     }
 

@@ -5,6 +5,7 @@ struct Router: Sendable {
     let orders: OrdersRoute
     let verify: VerifyRoute
     let transactions: TransactionsRoute
+    let notifications: NotificationsRoute
     let version: VersionRoute
     let health: HealthRoute
 
@@ -18,6 +19,8 @@ struct Router: Sendable {
             verify.handle(request, responder: responder, worker: worker)
         case .success(.verifyTransaction):
             transactions.handle(request, responder: responder, worker: worker)
+        case .success(.appleNotification):
+            responder.send(notifications.handle(request, worker: worker))
         case .success(.version):
             responder.send(version.handle(request))
         case .success(.health):

@@ -88,6 +88,9 @@ public final class Service: Sendable {
         router = Router(
             orders: OrdersRoute(settings: settings), verify: VerifyRoute(recorder: recorder, replays: ReplayCache(), replayAudit: replayAudit),
             transactions: transactions,
+            notifications: NotificationsRoute(
+                verifier: signedData, bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy,
+                settings: settings),
             version: VersionRoute(settings: settings), health: HealthRoute())
     }
 
