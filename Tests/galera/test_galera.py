@@ -296,3 +296,52 @@ def test_admin_jobs_on_two_nodes_at_once_exclude_each_other(cluster, instance_so
     assert [run.returncode for run in migrations] == [0, 0], outputs
     assert all("schema is up to date" in output for output in outputs), outputs
     assert cluster.nodes[2].scalar("SELECT COUNT(*) FROM cluster_locks") == 0, "every lock was released"
+
+
+def test_each_notification_posted_through_both_instances_at_once_applies_once(
+        cluster, instance_sockets, receipts, signer):
+    """Apple sends a notification again while the first is being applied, and each may reach another
+    instance, so another node: one row per notificationUUID and one effect, on every node."""
+    import notifications as simulated
+    ledger = Ledger("Galera: REFUND notifications through both instances at once")
+    purchases = [Purchase(receipts, signer, 2 * i + 1) for i in range(40)]   # JWS, delivered first
+    for index, purchase in enumerate(purchases):
+        ledger.record(purchase.document, post(instance_sockets[index % 2], purchase, []), purchase.user_id)
+    refunds = []
+    for purchase in purchases:
+        payload = signer.transaction(PAY_6, transaction_id=purchase.transaction_id, revocation_ms=int(time.time() * 1000))
+        jws, notification = simulated.signed_notification(str(CERTS), "REFUND", payload)
+        refunds.append((json.dumps({"signedPayload": jws}).encode(), notification["notificationUUID"]))
+    answers, lock = [], threading.Lock()
+
+    def both(refund):
+        start = threading.Barrier(len(instance_sockets))
+
+        def one(socket_path):
+            start.wait()
+            answer = fastcgi_client.request_once(socket_path, "POST", "/v1/notifications/apple", body=refund[0])
+            with lock:
+                answers.append(answer.status)
+        threads = [threading.Thread(target=one, args=(path,)) for path in instance_sockets]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    with ThreadPoolExecutor(max_workers=CLIENT_THREADS) as pool:
+        list(pool.map(both, refunds))
+
+    assert answers.count(200) == len(answers), f"answers {sorted(set(answers))}: Apple would send them again"
+    ids = [purchase.transaction_id for purchase in purchases]
+    uuids = [uuid for _, uuid in refunds]
+    for node, database in enumerate(cluster.nodes, start=1):
+        assert database.scalar(f"SELECT COUNT(*) FROM notifications WHERE notification_uuid IN "
+                               f"({', '.join(['%s'] * len(uuids))})", *uuids) == len(uuids), f"node {node}"
+        states = {row["state"] for row in database.query(
+            f"SELECT state FROM transactions WHERE transaction_id IN ({', '.join(['%s'] * len(ids))})", *ids)}
+        assert states == {"refunded"}, f"node {node}: {states}"
+        assert_events_follow_transactions(database, ids)
+        taken_back = database.scalar(f"SELECT COUNT(*) FROM events WHERE type = 'refunded' AND transaction_id IN "
+                                     f"({', '.join(['%s'] * len(ids))})", *ids)
+        assert taken_back == len(ids), f"node {node}: {taken_back} refunded events for {len(ids)} refunds"
+    cluster.assert_nodes_agree()
+    print(f"\n{ledger.name}: {len(answers)} notifications posted, all 200, one row and one effect each")
