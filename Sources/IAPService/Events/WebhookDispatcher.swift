@@ -15,7 +15,9 @@ import IAPCore
 /// due, every `idlePollMs`.
 final class WebhookDispatcher: @unchecked Sendable {
     /// POSTs under way at once; each is a different user's event.
-    static let maxInFlight = 32
+    static let maxInFlight = 64
+    /// Answers recorded, and events claimed, together at most: a quarter of the slots.
+    static let batch = 16
     /// How often an idle dispatcher looks for new events.
     static let idlePollMs: Int64 = 200
     /// After a database error, the next claim waits this long.
@@ -66,40 +68,56 @@ final class WebhookDispatcher: @unchecked Sendable {
     private func run() {
         let store = WebhookStore(connection: database.connection())
         var nextClaimMs: Int64 = 0
+        var finished: [(CurlTransfer, CurlTransfer.Outcome)] = []
         while true {
             let isStopping = stopping.withLock { $0 }
-            if isStopping && multi.count == 0 { return }
             let free = Self.maxInFlight - multi.count
-            if !isStopping && free > 0 && Clock.wallMilliseconds() >= nextClaimMs {
-                nextClaimMs = claimAndPost(upTo: free, store: store)
+            // Answers are recorded, and slots filled, `batch` at a time while POSTs
+            // are many (one commit for both), at once while few.
+            let recording = !finished.isEmpty && (free >= Self.batch || isStopping)
+            let claiming = !isStopping && free >= Self.batch && Clock.wallMilliseconds() >= nextClaimMs
+            if recording || claiming {
+                nextClaimMs = round(recording: recording ? finished : [], claimingUpTo: claiming ? free : 0, store)
+                if recording { finished.removeAll() }
             }
+            if isStopping && multi.count == 0 && finished.isEmpty { return }
             do {
-                let finished = try multi.perform()
-                if !finished.isEmpty {
-                    record(finished, store: store)
-                    // A slot is free, and a user's next event may be due now.
-                    if !databaseFailing { nextClaimMs = 0 }
+                finished += try multi.perform()
+                if finished.isEmpty || Self.maxInFlight - multi.count < Self.batch {
+                    try multi.wait(timeoutMs: waitMs(until: nextClaimMs))
                 }
-                try multi.wait(timeoutMs: waitMs(until: nextClaimMs))
             } catch {
                 Log.event("webhook: \(error)")
             }
         }
     }
 
-    /// Claims and starts up to `limit` POSTs; returns when to claim next (UTC ms).
-    private func claimAndPost(upTo limit: Int, store: WebhookStore) -> Int64 {
+    /// One database transaction: the answers of `finished` POSTs recorded, then
+    /// up to `limit` due events claimed (a user whose event was just sent may have
+    /// the next one due), and their POSTs started. Returns when to claim next (UTC ms).
+    private func round(
+        recording finished: [(CurlTransfer, CurlTransfer.Outcome)], claimingUpTo limit: Int, _ store: WebhookStore
+    ) -> Int64 {
         let now = Timestamp.now()
+        let lease = AppleDate.sqlDateTime(ms: now.milliseconds + Self.leaseMs)
+        let results = answers(of: finished)
         let claimed: [WebhookStore.Claimed]
         do {
-            claimed = try store.claim(limit: limit, now: now, leaseMs: Self.leaseMs)
+            let leased = try store.transaction {
+                try record(results, at: now, store)
+                return limit > 0 ? try store.lease(upTo: limit, now: now, until: lease) : []
+            }
+            claimed = try store.claimed(leased, lease: lease)
             noteDatabase(failing: nil)
         } catch {
+            // Leased events and unrecorded answers wait for their leases to end; then
+            // they are sent again, with the same event_id.
             noteDatabase(failing: error)
             return now.milliseconds + Self.databaseRetryMs
         }
         claimed.forEach(post)
-        // Busy (as many as it could take): again as soon as a slot frees.
+        if limit == 0 { return results.isEmpty ? now.milliseconds + Self.idlePollMs : now.milliseconds }
+        // Busy (as many as it could take): again as soon as slots free.
         return claimed.count == limit ? now.milliseconds : now.milliseconds + Self.idlePollMs
     }
 
@@ -121,9 +139,8 @@ final class WebhookDispatcher: @unchecked Sendable {
         }
     }
 
-    /// Records the answers of finished POSTs in one database transaction.
-    private func record(_ finished: [(CurlTransfer, CurlTransfer.Outcome)], store: WebhookStore) {
-        let now = Timestamp.now()
+    /// The events of finished POSTs, each with its `last_error` (nil: a 2xx); their transfers go back to the pool.
+    private func answers(of finished: [(CurlTransfer, CurlTransfer.Outcome)]) -> [(WebhookStore.Claimed, error: String?)] {
         var results: [(WebhookStore.Claimed, error: String?)] = []
         for (transfer, outcome) in finished {
             guard let underWay = transfer.context as? PostUnderWay else { continue }
@@ -132,30 +149,26 @@ final class WebhookDispatcher: @unchecked Sendable {
             results.append((underWay.claimed, Self.error(of: outcome)))
         }
         noteAnswers(results.map(\.error))
-        do {
-            try store.connection.transaction {
-                for (claimed, error) in results {
-                    let held: Bool
-                    if let error {
-                        let decision = WebhookRetryPolicy.afterFailure(
-                            failedAttempts: claimed.attempts + 1, windowStartMs: claimed.retryWindowStartMs,
-                            nowMs: now.milliseconds)
-                        held = try store.recordFailure(claimed, error: error, decision: decision)
-                        if held && decision == .giveUp {
-                            Log.event("webhook: event \(claimed.event.eventID) failed: no 2xx in 72 hours (\(error))")
-                        }
-                    } else {
-                        held = try store.recordSent(claimed, at: now)
-                    }
-                    if !held {
-                        Log.event("webhook: event \(claimed.event.eventID): its lease ended before its result was recorded")
-                    }
-                }
+        return results
+    }
+
+    /// Records answers (inside the round's transaction): sent, or retried later, or failed.
+    private func record(_ results: [(WebhookStore.Claimed, error: String?)], at now: Timestamp, _ store: WebhookStore) throws {
+        var lost: [UInt64] = []
+        for (lease, claimed) in Dictionary(grouping: results.filter { $0.error == nil }.map(\.0), by: \.lease) {
+            lost += try store.recordSent(claimed, lease: lease, at: now)
+        }
+        for case let (claimed, error?) in results {
+            let decision = WebhookRetryPolicy.afterFailure(
+                failedAttempts: claimed.attempts + 1, windowStartMs: claimed.retryWindowStartMs, nowMs: now.milliseconds)
+            if try !store.recordFailure(claimed, error: error, decision: decision) {
+                lost.append(claimed.event.eventID)
+            } else if decision == .giveUp {
+                Log.event("webhook: event \(claimed.event.eventID) failed: no 2xx in 72 hours (\(error))")
             }
-            noteDatabase(failing: nil)
-        } catch {
-            // The leases end and the events are sent again, with the same event_id.
-            noteDatabase(failing: error)
+        }
+        for eventID in lost {
+            Log.event("webhook: event \(eventID): its lease ended before its result was recorded")
         }
     }
 
@@ -194,7 +207,7 @@ final class WebhookDispatcher: @unchecked Sendable {
     /// How long to wait on the network before the next claim is due; at most a
     /// second (a stop request wakes the wait).
     private func waitMs(until nextClaimMs: Int64) -> Int32 {
-        guard multi.count < Self.maxInFlight else { return 1000 }
+        guard Self.maxInFlight - multi.count >= Self.batch else { return 1000 }
         return Int32(clamping: min(max(nextClaimMs - Clock.wallMilliseconds(), 0), 1000))
     }
 

@@ -22,37 +22,42 @@ struct WebhookStore {
         let lease: String
     }
 
-    /// Claims up to `limit` events that are due: pending, past their
-    /// `next_attempt_at`, not leased, and the first pending event of their user
-    /// (one user's events go in order). The rows are locked with `SKIP LOCKED`,
-    /// so that dispatchers claiming at the same moment take different rows, and
-    /// the lease is committed before any POST starts.
-    ///
-    /// READ COMMITTED: no gap locks, so a delivery inserting its event never
-    /// waits for this claim.
-    func claim(limit: Int, now: Timestamp, leaseMs: Int64) throws -> [Claimed] {
-        let lease = AppleDate.sqlDateTime(ms: now.milliseconds + leaseMs)
+    /// Runs `body` in a READ COMMITTED database transaction: its locking reads
+    /// take no gap locks, so a delivery inserting its event never waits for a claim.
+    func transaction<Result>(_ body: () throws -> Result) throws -> Result {
         try connection.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")
-        let eventIDs: [String] = try connection.transaction {
-            let ids = try connection.execute(
-                """
-                SELECT e.event_id FROM events e FORCE INDEX (events_dispatch)
-                WHERE e.status = 'pending' AND (e.next_attempt_at IS NULL OR e.next_attempt_at <= ?)
-                  AND (e.lease_expires_at IS NULL OR e.lease_expires_at <= ?)
-                  AND NOT EXISTS (
-                    SELECT 1 FROM events earlier
-                    WHERE earlier.user_id = e.user_id AND earlier.status = 'pending' AND earlier.event_id < e.event_id)
-                LIMIT ? FOR UPDATE SKIP LOCKED
-                """,
-                [.text(now.sql), .text(now.sql), .integer(Int64(limit))]
-            ).rows.compactMap { $0[0] }
-            for chunk in RowChunks.padded(ids) {
-                try connection.execute(
-                    "UPDATE events SET lease_expires_at = ? WHERE event_id IN (\(SQLPlaceholders.list(chunk.count)))",
-                    [.text(lease)] + chunk.map(SQLValue.text))
-            }
-            return ids
+        return try connection.transaction(body)
+    }
+
+    /// Leases up to `limit` events that are due: pending, past their
+    /// `next_attempt_at`, not leased, and the first pending event of their user
+    /// (one user's events go in order). Run it in `transaction`: the rows are
+    /// locked with `SKIP LOCKED`, so that dispatchers claiming at the same moment
+    /// take different rows, and the lease is committed before any POST starts.
+    /// Returns their ids.
+    func lease(upTo limit: Int, now: Timestamp, until lease: String) throws(MariaDBError) -> [String] {
+        let ids = try connection.execute(
+            """
+            SELECT e.event_id FROM events e FORCE INDEX (events_dispatch)
+            WHERE e.status = 'pending' AND (e.next_attempt_at IS NULL OR e.next_attempt_at <= ?)
+              AND (e.lease_expires_at IS NULL OR e.lease_expires_at <= ?)
+              AND NOT EXISTS (
+                SELECT 1 FROM events earlier
+                WHERE earlier.user_id = e.user_id AND earlier.status = 'pending' AND earlier.event_id < e.event_id)
+            LIMIT ? FOR UPDATE SKIP LOCKED
+            """,
+            [.text(now.sql), .text(now.sql), .integer(Int64(limit))]
+        ).rows.compactMap { $0[0] }
+        for chunk in RowChunks.padded(ids) {
+            try connection.execute(
+                "UPDATE events SET lease_expires_at = ? WHERE event_id IN (\(SQLPlaceholders.list(chunk.count)))",
+                [.text(lease)] + chunk.map(SQLValue.text))
         }
+        return ids
+    }
+
+    /// The leased events, with their transaction and order as they are now.
+    func claimed(_ eventIDs: [String], lease: String) throws(MariaDBError) -> [Claimed] {
         var claimed: [Claimed] = []
         for chunk in RowChunks.padded(eventIDs) {
             claimed += try details(of: chunk, lease: lease)
@@ -60,7 +65,6 @@ struct WebhookStore {
         return claimed
     }
 
-    /// The claimed rows with their transaction and order as they are now.
     private func details(of eventIDs: [String], lease: String) throws(MariaDBError) -> [Claimed] {
         try connection.execute(
             """
@@ -101,17 +105,30 @@ struct WebhookStore {
         return Claimed(event: event, attempts: attempts, retryWindowStartMs: windowStartMs, lease: lease)
     }
 
-    /// A POST got a 2xx. False when the row no longer holds this lease (it
-    /// ended and another dispatcher took the event: that one records it).
-    func recordSent(_ claimed: Claimed, at time: Timestamp) throws(MariaDBError) -> Bool {
-        try connection.execute(
-            """
-            UPDATE events SET status = 'sent', sent_at = ?, attempts = attempts + 1, next_attempt_at = NULL,
-              lease_expires_at = NULL
-            WHERE event_id = ? AND status = 'pending' AND lease_expires_at = ?
-            """,
-            [.text(time.sql), .integer(Int64(claimed.event.eventID)), .text(claimed.lease)]
-        ).affectedRows == 1
+    /// POSTs of events claimed together (one lease) got a 2xx. Returns the
+    /// events whose row no longer holds the lease (it ended and another
+    /// dispatcher took the event: that one records it).
+    func recordSent(_ claimed: [Claimed], lease: String, at time: Timestamp) throws(MariaDBError) -> [UInt64] {
+        var lost: [UInt64] = []
+        for chunk in RowChunks.padded(claimed.map(\.event.eventID)) {
+            let updated = try connection.execute(
+                """
+                UPDATE events SET status = 'sent', sent_at = ?, attempts = attempts + 1, next_attempt_at = NULL,
+                  lease_expires_at = NULL
+                WHERE event_id IN (\(SQLPlaceholders.list(chunk.count))) AND status = 'pending' AND lease_expires_at = ?
+                """,
+                [.text(time.sql)] + chunk.map { .integer(Int64($0)) } + [.text(lease)]
+            ).affectedRows
+            let unique = Set(chunk)
+            if updated < unique.count {
+                let held = try connection.execute(
+                    "SELECT event_id FROM events WHERE event_id IN (\(SQLPlaceholders.list(chunk.count))) AND sent_at = ?",
+                    chunk.map { .integer(Int64($0)) } + [.text(time.sql)]
+                ).rows.compactMap { $0[0].flatMap { UInt64($0) } }
+                lost += unique.subtracting(held).sorted()
+            }
+        }
+        return lost
     }
 
     /// A POST failed with `error`: the event waits for its retry, or is
