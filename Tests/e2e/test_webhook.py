@@ -19,7 +19,7 @@ import pytest
 
 from fastcgi_client import IAP_FCGI, service_environment, start_up_refusal, stop_service, wait_until_answering
 from support import PAY_6, assert_verify_answer, new_transaction_id, new_user_id, placeholders, utc_now, wait_until
-from webhook_receiver import WebhookReceiver
+from webhook_receiver import NEW_HEADS_PENDING, WebhookReceiver
 
 SECRET = "whsec-e2e-0123456789abcdef"
 LEASE_SECONDS = 30            # WebhookDispatcher.leaseMs
@@ -68,11 +68,12 @@ def receiver(run_dir):
 def dispatcher(receiver, db, tmp_path_factory):
     """One webhook iap-fcgi for the module. It first sends what earlier tests left pending."""
     service = WebhookService(tmp_path_factory.mktemp("webhook"), receiver.url, "webhook-a").start()
-    wait_until(lambda: db.scalar("SELECT COUNT(*) FROM events WHERE status = 'pending'") == 0, 180,
-               "the events earlier tests left sent")
-    yield service
-    if service.process.poll() is None:
-        assert service.stop() == 0, service.log_text()[-3000:]
+    try:
+        wait_until(lambda: db.scalar(NEW_HEADS_PENDING) == 0, 180, "the events earlier tests left sent")
+        yield service
+    finally:
+        if service.process.poll() is None:
+            assert service.stop() == 0, service.log_text()[-3000:]
     assert SECRET not in service.log_text()
 
 

@@ -18,6 +18,11 @@ import time
 from dataclasses import dataclass, field
 
 SIGNATURE_MAX_AGE_SECONDS = 300
+# Events never POSTed that nothing holds back (a user's earlier event in backoff): what a dispatcher
+# sends at once. The tests and scripts/bench-webhook wait for none to be left before they start.
+NEW_HEADS_PENDING = """SELECT COUNT(*) FROM events e WHERE e.status = 'pending' AND e.next_attempt_at IS NULL
+  AND NOT EXISTS (SELECT 1 FROM events earlier WHERE earlier.user_id = e.user_id AND earlier.status = 'pending'
+                  AND earlier.event_id < e.event_id)"""
 
 
 @dataclass
