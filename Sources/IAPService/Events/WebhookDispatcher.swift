@@ -12,14 +12,12 @@ import IAPCore
 /// start a POST for each, wait on the network, record each answer (2xx:
 /// `sent`; else a retry after `WebhookRetryPolicy`'s backoff, or `failed` after
 /// 72 hours). While POSTs complete, it claims again at once; when nothing is
-/// due, every `idlePollMs`.
+/// due, every 200 ms (`WebhookPolling`).
 final class WebhookDispatcher: @unchecked Sendable {
     /// POSTs under way at once; each is a different user's event.
     static let maxInFlight = 64
     /// Answers recorded, and events claimed, together at most: a quarter of the slots.
     static let batch = 16
-    /// How often an idle dispatcher looks for new events.
-    static let idlePollMs: Int64 = 200
     /// After a database error, the next claim waits this long.
     static let databaseRetryMs: Int64 = 1000
     static let connectTimeoutMs = 5000
@@ -102,6 +100,7 @@ final class WebhookDispatcher: @unchecked Sendable {
         let lease = AppleDate.sqlDateTime(ms: now.milliseconds + Self.leaseMs)
         let results = answers(of: finished)
         let claimed: [WebhookStore.Claimed]
+        let startedNs = Clock.monotonicNanoseconds()
         do {
             let leased = try store.transaction {
                 try record(results, at: now, store)
@@ -116,9 +115,10 @@ final class WebhookDispatcher: @unchecked Sendable {
             return now.milliseconds + Self.databaseRetryMs
         }
         claimed.forEach(post)
-        if limit == 0 { return results.isEmpty ? now.milliseconds + Self.idlePollMs : now.milliseconds }
         // Busy (as many as it could take): again as soon as slots free.
-        return claimed.count == limit ? now.milliseconds : now.milliseconds + Self.idlePollMs
+        if limit == 0 || claimed.count == limit { return now.milliseconds }
+        let lookMs = Int64((Clock.monotonicNanoseconds() - startedNs) / 1_000_000)
+        return now.milliseconds + WebhookPolling.idleWaitMs(afterLookOf: lookMs)
     }
 
     private func post(_ claimed: WebhookStore.Claimed) {
