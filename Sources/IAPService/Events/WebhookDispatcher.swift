@@ -8,7 +8,7 @@ import IAPCore
 /// `maxInFlight` POSTs (each a different user's event) wait on the network at
 /// once without a thread each.
 ///
-/// One round: claim the due events (`WebhookStore.claim`, a lease per row),
+/// One round: lease the due events (`WebhookStore.lease`, a lease per row),
 /// start a POST for each, wait on the network, record each answer (2xx:
 /// `sent`; else a retry after `WebhookRetryPolicy`'s backoff, or `failed` after
 /// 72 hours). While POSTs complete, it claims again at once; when nothing is
