@@ -308,6 +308,27 @@ def test_one_users_events_wait_while_an_earlier_one_is_pending(api, db, receipts
     assert acknowledged.answered <= then.started
 
 
+def test_a_receiver_whose_certificate_is_not_trusted_gets_nothing(api, db, receipts, receiver, dispatcher,
+                                                                   run_dir, tmp_path):
+    dispatcher.stop()
+    impostor = WebhookReceiver(SECRET, run_dir / "certs", certificate="untrusted").start()
+    service = WebhookService(tmp_path, impostor.url, "webhook-untrusted").start()
+    try:
+        user_id = new_user_id()
+        deliver(api, receipts, user_id)
+        [row] = events_of(db, user_id)
+        wait_attempts(db, row["event_id"], 1)
+        refused = event(db, row["event_id"])
+        assert refused["status"] == "pending" and refused["last_error"].startswith("TLS failed"), refused
+        assert not impostor.deliveries
+    finally:
+        assert service.stop() == 0, service.log_text()[-3000:]
+        impostor.stop()
+        dispatcher.start()
+    wait_status(db, [row["event_id"]], "sent")   # the trusted endpoint gets it, at its next attempt
+    assert receiver.of([row["event_id"]])[-1].signature_ok
+
+
 def test_sigkill_while_posting_loses_no_event(api, db, receipts, receiver, dispatcher):
     receiver.behave(stall_seconds=3)
     users = [new_user_id() for _ in range(8)]

@@ -65,13 +65,14 @@ class Behaviour:
 
 
 class WebhookReceiver:
-    def __init__(self, secret, certs_dir, port=0, host="127.0.0.1"):
+    def __init__(self, secret, certs_dir, port=0, host="127.0.0.1", certificate="server"):
+        """`certificate`: `server` (issued by the test CA iap-fcgi trusts) or `untrusted` (self-signed)."""
         self.secret = secret
         self.host = host
         self.port = port
         self.context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         self.context.minimum_version = ssl.TLSVersion.TLSv1_2
-        self.context.load_cert_chain(f"{certs_dir}/server.pem", f"{certs_dir}/server-key.pem")
+        self.context.load_cert_chain(f"{certs_dir}/{certificate}.pem", f"{certs_dir}/{certificate}-key.pem")
         self.behaviour = Behaviour()
         self.deliveries = []            # every POST, in arrival order
         self.overlaps = []              # event ids POSTed while a POST of the same id was under way
