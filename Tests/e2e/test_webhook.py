@@ -349,6 +349,30 @@ def test_sigkill_while_posting_loses_no_event(api, db, receipts, receiver, dispa
     assert not receiver.overlaps
 
 
+@pytest.mark.outage("mariadb")
+def test_mariadb_stopped_while_posting_loses_no_event(api, db, receipts, receiver, dispatcher, stack):
+    receiver.behave(stall_seconds=2)
+    users = [new_user_id() for _ in range(4)]
+    for user_id in users:
+        deliver(api, receipts, user_id)
+    ids = [r["event_id"] for r in events_of(db, *users)]
+    wait_until(lambda: receiver.in_flight() >= 1 and receiver.of(ids), 10, "POSTs under way")
+    stack("stop mariadb")
+    try:
+        time.sleep(3)   # the POSTs under way are answered; their answers cannot be recorded
+        receiver.heal()
+    finally:
+        stack("start mariadb")
+    wait_until(lambda: api.get("/v1/health").status_code == 200, 30, "the service healthy again")
+    # Unrecorded answers leave their events leased: sent again once the leases end, same event_id.
+    wait_status(db, ids, "sent", timeout=LEASE_SECONDS + 30)
+    assert receiver.acknowledged_ids() >= {str(i) for i in ids}
+    assert all(d.body["event_id"] == int(d.event_id) for d in receiver.of(ids))
+    assert not receiver.overlaps
+    log = dispatcher.log_text()
+    assert "webhook: database error" in log and "webhook: database reachable again" in log, log[-3000:]
+
+
 def test_two_processes_never_post_one_event_at_the_same_time(api, db, receipts, receiver, dispatcher,
                                                              tmp_path):
     second = WebhookService(tmp_path, receiver.url, "webhook-b").start()
