@@ -39,7 +39,8 @@ struct Events: ParsableCommand {
 
     struct Redeliver: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Put a failed or sent event back to pending: the webhook POSTs it again, with 72 hours of retries.")
+            abstract:
+                "Put a failed or sent event back to pending: the webhook POSTs it again, with 72 hours of retries.")
 
         @Argument(help: "The event_id.")
         var eventID: UInt64
@@ -58,8 +59,9 @@ struct Events: ParsableCommand {
                 print("\(eventID)\tpending")
                 return
             }
-            let status = try connection.execute("SELECT status FROM events WHERE event_id = ?", [.integer(Int64(eventID))])
-                .first?[0]
+            let status = try connection.execute(
+                "SELECT status FROM events WHERE event_id = ?", [.integer(Int64(eventID))]
+            ).first?[0]
             guard let status else { throw AdminError("no event \(eventID)") }
             throw AdminError("event \(eventID) is \(status): it is still being sent, nothing to redeliver")
         }

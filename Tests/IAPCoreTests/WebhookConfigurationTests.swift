@@ -24,7 +24,9 @@ final class WebhookConfigurationTests: XCTestCase {
     }
 
     func testTheURLAndTheSecretAreRead() throws {
-        let webhook = try configuration(["IAP_WEBHOOK_URL": "https://game.example.com/events", "IAP_WEBHOOK_SECRET": secret])
+        let webhook = try configuration([
+            "IAP_WEBHOOK_URL": "https://game.example.com/events", "IAP_WEBHOOK_SECRET": secret,
+        ])
         XCTAssertEqual(webhook, WebhookConfiguration(url: "https://game.example.com/events", secret: secret))
     }
 
@@ -54,7 +56,8 @@ final class WebhookConfigurationTests: XCTestCase {
             "IAP_BUNDLE_IDS": "com.example.game", "IAP_WEBHOOK_URL": "https://game.example.com/events",
             "IAP_WEBHOOK_SECRET": secret,
         ])
-        for text in [config.description, config.debugDescription, String(reflecting: config), "\(Mirror(reflecting: config).children.map { $0.value })"] {
+        let mirrored = "\(Mirror(reflecting: config).children.map { $0.value })"
+        for text in [config.description, config.debugDescription, String(reflecting: config), mirrored] {
             XCTAssertFalse(text.contains(secret), text)
         }
         XCTAssertTrue(config.description.contains("https://game.example.com/events"))

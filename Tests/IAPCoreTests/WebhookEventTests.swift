@@ -40,7 +40,8 @@ final class WebhookEventTests: XCTestCase {
     func testTheSignatureIsTheHexHMACOfTimeDotBody() {
         // Python: hmac.new(b"whsec-test-0123456789", b'1700000000.{"event_id":1}', hashlib.sha256).hexdigest()
         XCTAssertEqual(
-            WebhookSignature.header(body: Array(#"{"event_id":1}"#.utf8), secret: "whsec-test-0123456789", unixSeconds: 1_700_000_000),
+            WebhookSignature.header(
+                body: Array(#"{"event_id":1}"#.utf8), secret: "whsec-test-0123456789", unixSeconds: 1_700_000_000),
             "t=1700000000,v1=ae629e51e3608ddeb23bb6fb58c4c530c2db23baceb827293da419d3125106fe")
     }
 
@@ -50,7 +51,8 @@ final class WebhookEventTests: XCTestCase {
         XCTAssertEqual(headers.first, "X-IAP-Event-Id: 42")
         XCTAssertEqual(
             headers.last,
-            "X-IAP-Signature: " + WebhookSignature.header(body: body, secret: "whsec-test-0123456789", unixSeconds: 1_700_000_001))
+            "X-IAP-Signature: "
+                + WebhookSignature.header(body: body, secret: "whsec-test-0123456789", unixSeconds: 1_700_000_001))
         XCTAssertNotEqual(
             WebhookSignature.header(body: body, secret: "whsec-test-0123456789", unixSeconds: 1_700_000_001),
             WebhookSignature.header(body: body, secret: "whsec-test-0123456780", unixSeconds: 1_700_000_001))

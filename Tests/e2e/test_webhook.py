@@ -108,7 +108,8 @@ def wait_status(db, event_ids, status, timeout=15):
 
 
 def wait_attempts(db, event_id, attempts, timeout=15):
-    wait_until(lambda: event(db, event_id)["attempts"] >= attempts, timeout, f"event {event_id} POSTed {attempts} times")
+    wait_until(lambda: event(db, event_id)["attempts"] >= attempts, timeout,
+               f"event {event_id} POSTed {attempts} times")
 
 
 def move_unleased(db, sql, event_ids, *args):

@@ -32,7 +32,9 @@ public struct WebhookEvent: Equatable, Sendable {
         public var currency: String?
         public var status: String?
 
-        public init(orderID: String, userID: String, productID: String, price: String?, currency: String?, status: String?) {
+        public init(
+            orderID: String, userID: String, productID: String, price: String?, currency: String?, status: String?
+        ) {
             self.orderID = orderID
             self.userID = userID
             self.productID = productID

@@ -140,8 +140,8 @@ final class WebhookDispatcher: @unchecked Sendable {
     }
 
     /// The events of finished POSTs, each with its `last_error` (nil: a 2xx); their transfers go back to the pool.
-    private func answers(of finished: [(CurlTransfer, CurlTransfer.Outcome)]) -> [(WebhookStore.Claimed, error: String?)] {
-        var results: [(WebhookStore.Claimed, error: String?)] = []
+    private func answers(of finished: [(CurlTransfer, CurlTransfer.Outcome)]) -> [Answer] {
+        var results: [Answer] = []
         for (transfer, outcome) in finished {
             guard let underWay = transfer.context as? PostUnderWay else { continue }
             transfer.context = nil
@@ -153,14 +153,15 @@ final class WebhookDispatcher: @unchecked Sendable {
     }
 
     /// Records answers (inside the round's transaction): sent, or retried later, or failed.
-    private func record(_ results: [(WebhookStore.Claimed, error: String?)], at now: Timestamp, _ store: WebhookStore) throws {
+    private func record(_ results: [Answer], at now: Timestamp, _ store: WebhookStore) throws {
         var lost: [UInt64] = []
         for (lease, claimed) in Dictionary(grouping: results.filter { $0.error == nil }.map(\.0), by: \.lease) {
             lost += try store.recordSent(claimed, lease: lease, at: now)
         }
         for case let (claimed, error?) in results {
             let decision = WebhookRetryPolicy.afterFailure(
-                failedAttempts: claimed.attempts + 1, windowStartMs: claimed.retryWindowStartMs, nowMs: now.milliseconds)
+                failedAttempts: claimed.attempts + 1, windowStartMs: claimed.retryWindowStartMs,
+                nowMs: now.milliseconds)
             if try !store.recordFailure(claimed, error: error, decision: decision) {
                 lost.append(claimed.event.eventID)
             } else if decision == .giveUp {
@@ -210,6 +211,9 @@ final class WebhookDispatcher: @unchecked Sendable {
         guard Self.maxInFlight - multi.count >= Self.batch else { return 1000 }
         return Int32(clamping: min(max(nextClaimMs - Clock.wallMilliseconds(), 0), 1000))
     }
+
+    /// A finished POST's event and its `last_error` (nil: a 2xx).
+    private typealias Answer = (WebhookStore.Claimed, error: String?)
 
     /// A POST's event, found again when its transfer completes.
     private final class PostUnderWay {

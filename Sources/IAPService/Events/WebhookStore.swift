@@ -122,7 +122,9 @@ struct WebhookStore {
             let unique = Set(chunk)
             if updated < unique.count {
                 let held = try connection.execute(
-                    "SELECT event_id FROM events WHERE event_id IN (\(SQLPlaceholders.list(chunk.count))) AND sent_at = ?",
+                    """
+                    SELECT event_id FROM events WHERE event_id IN (\(SQLPlaceholders.list(chunk.count))) AND sent_at = ?
+                    """,
                     chunk.map { .integer(Int64($0)) } + [.text(time.sql)]
                 ).rows.compactMap { $0[0].flatMap { UInt64($0) } }
                 lost += unique.subtracting(held).sorted()
