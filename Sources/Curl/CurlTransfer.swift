@@ -8,7 +8,7 @@ import CCurl
 public final class CurlTransfer {
     let handle: UnsafeMutableRawPointer
     private var headers: UnsafeMutablePointer<curl_slist>?
-    /// `headers` and the current GET's own, while that GET runs; nil for a POST.
+    /// The current request's own list (a GET's, a POST's with extra headers) while it runs; nil otherwise.
     private var requestHeaders: UnsafeMutablePointer<curl_slist>?
     /// Requests this transfer has begun to send (see `configureOnce`).
     private var requestsBegun = 0
@@ -95,33 +95,23 @@ public final class CurlTransfer {
             "CURLOPT_PREREQDATA")
     }
 
-    /// Sets up the next POST. `caFile` nil means the system CA bundle.
+    /// Sets up the next POST, with `extraHeaders` ("Name: value") besides the usual ones.
+    /// `caFile` nil means the system CA bundle.
     public func prepare(
-        url: String, body: [UInt8], caFile: String?, connectTimeoutMs: Int, totalTimeoutMs: Int
+        url: String, body: [UInt8], caFile: String?, connectTimeoutMs: Int, totalTimeoutMs: Int,
+        extraHeaders: [String] = []
     ) throws(CurlError) {
         try prepareCommon(url: url, caFile: caFile, connectTimeoutMs: connectTimeoutMs, totalTimeoutMs: totalTimeoutMs)
-        try useHeaders(headers)
-        try setPOSTBody(body)
-    }
-
-    /// Sets up the next POST of a JSON body with `extraHeaders` ("Name: value")
-    /// besides the usual ones (the App Store Server API's `Authorization`).
-    public func preparePOST(
-        url: String, body: [UInt8], extraHeaders: [String], caFile: String?, connectTimeoutMs: Int, totalTimeoutMs: Int
-    ) throws(CurlError) {
-        try prepareCommon(url: url, caFile: caFile, connectTimeoutMs: connectTimeoutMs, totalTimeoutMs: totalTimeoutMs)
-        var list: UnsafeMutablePointer<curl_slist>? = curl_slist_append(nil, "Content-Type: application/json")
-        list = curl_slist_append(list, "Accept: application/json")
-        list = curl_slist_append(list, "Expect:")
-        for header in extraHeaders {
-            list = curl_slist_append(list, header)
+        if extraHeaders.isEmpty {
+            try useHeaders(headers)
+        } else {
+            var list: UnsafeMutablePointer<curl_slist>? = curl_slist_append(nil, "Content-Type: application/json")
+            for header in ["Expect:"] + extraHeaders {
+                list = curl_slist_append(list, header)
+            }
+            try useHeaders(list)
+            requestHeaders = list
         }
-        try useHeaders(list)
-        requestHeaders = list
-        try setPOSTBody(body)
-    }
-
-    private func setPOSTBody(_ body: [UInt8]) throws(CurlError) {
         try set(CURLOPT_POST, 1)
         try set(CURLOPT_POSTFIELDSIZE, body.count)
         try body.withUnsafeBufferPointer { buffer throws(CurlError) in

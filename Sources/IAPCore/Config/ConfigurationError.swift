@@ -14,7 +14,7 @@ public struct ConfigurationError: Error, Equatable, Sendable, CustomStringConver
     }
 
     /// The variables whose values must not appear in errors or logs.
-    public static let secretVariables: Set<String> = ["IAP_DB_PASSWORD", "IAP_SHARED_SECRET"]
+    public static let secretVariables: Set<String> = ["IAP_DB_PASSWORD", "IAP_SHARED_SECRET", "IAP_WEBHOOK_SECRET"]
 
     /// An error quoting the offending value, unless the variable is secret.
     static func invalid(_ variable: String, _ rule: String, got value: String) -> ConfigurationError {

@@ -48,9 +48,9 @@ final class ServerAPIConversation: AppleConversation {
     func prepare(_ transfer: CurlTransfer, for environment: AppleEnvironment, timeoutMs: Int) throws(CurlError) {
         let url = api.baseURL(for: environment) + path
         if let body {
-            try transfer.preparePOST(
-                url: url, body: body, extraHeaders: [authorization()], caFile: caFile,
-                connectTimeoutMs: min(timeoutMs, 5000), totalTimeoutMs: timeoutMs)
+            try transfer.prepare(
+                url: url, body: body, caFile: caFile, connectTimeoutMs: min(timeoutMs, 5000), totalTimeoutMs: timeoutMs,
+                extraHeaders: [authorization()])
         } else {
             try transfer.prepareGET(
                 url: url, extraHeaders: [authorization()], caFile: caFile, connectTimeoutMs: min(timeoutMs, 5000),

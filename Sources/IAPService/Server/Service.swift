@@ -15,6 +15,8 @@ public final class Service: Sendable {
     /// The App Store Server API on `apple`'s thread; nil without `IAP_APPSTORE_*` credentials.
     /// Made at start-up so that a bad key file stops the service then.
     let appStoreServer: AppStoreServerClient?
+    /// Pushes `events` to `IAP_WEBHOOK_URL` on a thread of its own; nil without it.
+    private let webhook: WebhookDispatcher?
     private let inflight = InflightCounter()
     private let signals: ShutdownSignals
     private let descriptorLimit: UInt64
@@ -56,6 +58,9 @@ public final class Service: Sendable {
                 "\(host.contains(":") ? "[\(host)]" : host):\(port)", isUnixPath: false, policy: policy)
         }
         let database = Database(configuration: configuration.database)
+        webhook = try configuration.webhook.map {
+            try WebhookDispatcher(configuration: $0, caFile: configuration.caFile, database: database)
+        }
         let settings = SettingsCache()
         settings.startRefreshing(from: database)
         apple = try AppleClient(endpoints: AppleEndpoints(configuration), waitingLimit: configuration.verifyQueueLimit)
@@ -111,6 +116,7 @@ public final class Service: Sendable {
     /// holds (for at most `shutdownGraceSeconds`) and returns.
     public func run() {
         apple.start()
+        webhook?.start()
         let database = Database(configuration: configuration.database)
         let acceptThreads = (0..<configuration.acceptThreads).map { _ in
             startThread { [self] in
@@ -124,6 +130,7 @@ public final class Service: Sendable {
         acceptThreads.forEach(joinThread)
         let drained = inflight.waitUntilIdle(seconds: Self.shutdownGraceSeconds)
         apple.stop()
+        webhook?.stop()
         Log.event(drained ? "stopped" : "stopped with \(inflight.current) requests unanswered")
     }
 

@@ -1,0 +1,69 @@
+import ArgumentParser
+import MariaDB
+
+/// `iapctl events`: the events for the game (API.md "Events for the game") and
+/// their webhook state; `redeliver` sends one again.
+struct Events: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List the events for the game, or send one again.", subcommands: [List.self, Redeliver.self],
+        defaultSubcommand: List.self)
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "The newest events: id, type, transaction, user, status, attempts, last error (tab-separated).")
+
+        @Flag(help: "Only those the webhook gave up on (72 hours without a 2xx).")
+        var failed = false
+
+        @Option(help: "How many, newest first (1 to 10000).")
+        var limit = 50
+
+        func validate() throws {
+            guard (1...10_000).contains(limit) else { throw ValidationError("--limit is 1 to 10000") }
+        }
+
+        func run() throws {
+            let connection = try AdminDatabase.connect()
+            let rows = try connection.execute(
+                """
+                SELECT event_id, type, transaction_id, user_id, status, attempts, last_error FROM events
+                WHERE status = 'failed' OR ? = 0 ORDER BY event_id DESC LIMIT ?
+                """,
+                [.integer(failed ? 1 : 0), .integer(Int64(limit))]
+            ).rows
+            for row in rows {
+                print(row.map { $0 ?? "-" }.joined(separator: "\t"))
+            }
+        }
+    }
+
+    struct Redeliver: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract:
+                "Put a failed or sent event back to pending: the webhook POSTs it again, with 72 hours of retries.")
+
+        @Argument(help: "The event_id.")
+        var eventID: UInt64
+
+        func run() throws {
+            let connection = try AdminDatabase.connect()
+            let changed = try connection.execute(
+                """
+                UPDATE events SET status = 'pending', attempts = 0, next_attempt_at = NULL, lease_expires_at = NULL,
+                  sent_at = NULL, redelivered_at = UTC_TIMESTAMP(3)
+                WHERE event_id = ? AND status IN ('failed', 'sent')
+                """,
+                [.integer(Int64(eventID))]
+            ).affectedRows
+            if changed == 1 {
+                print("\(eventID)\tpending")
+                return
+            }
+            let status = try connection.execute(
+                "SELECT status FROM events WHERE event_id = ?", [.integer(Int64(eventID))]
+            ).first?[0]
+            guard let status else { throw AdminError("no event \(eventID)") }
+            throw AdminError("event \(eventID) is \(status): it is still being sent, nothing to redeliver")
+        }
+    }
+}
