@@ -51,6 +51,8 @@ public struct ServiceConfiguration: Equatable, Sendable {
     public var allowedClientAddresses: [IPAddress]
     /// `IAP_APPSTORE_*`: the App Store Server API; see `AppStoreServerAPIConfiguration`.
     public var appStore: AppStoreServerAPIConfiguration
+    /// `IAP_METRICS_LISTEN`, `IAP_LOG_FORMAT`; see `OperationsConfiguration`.
+    public var operations: OperationsConfiguration
 
     public static let defaultProductionURL = "https://buy.itunes.apple.com/verifyReceipt"
     public static let defaultSandboxURL = "https://sandbox.itunes.apple.com/verifyReceipt"
@@ -76,7 +78,8 @@ public struct ServiceConfiguration: Equatable, Sendable {
         acceptThreads: Int = defaultAcceptThreads,
         appleMaxCalls: Int = defaultAppleMaxCalls,
         allowedClientAddresses: [IPAddress] = [],
-        appStore: AppStoreServerAPIConfiguration = AppStoreServerAPIConfiguration()
+        appStore: AppStoreServerAPIConfiguration = AppStoreServerAPIConfiguration(),
+        operations: OperationsConfiguration = OperationsConfiguration()
     ) {
         self.listen = listen
         self.database = database
@@ -93,6 +96,7 @@ public struct ServiceConfiguration: Equatable, Sendable {
         self.appleMaxCalls = appleMaxCalls
         self.allowedClientAddresses = allowedClientAddresses
         self.appStore = appStore
+        self.operations = operations
     }
 
     /// Reads and validates the environment (pass `ProcessInfo.processInfo.environment`).
@@ -181,7 +185,8 @@ public struct ServiceConfiguration: Equatable, Sendable {
                 "IAP_APPLE_MAX_CALLS", default: defaultAppleMaxCalls, in: appleMaxCallsRange,
                 "must be a whole number of calls from 1 to 65536"),
             allowedClientAddresses: allowedClientAddresses,
-            appStore: try AppStoreServerAPIConfiguration.fromEnvironment(env))
+            appStore: try AppStoreServerAPIConfiguration.fromEnvironment(env),
+            operations: try OperationsConfiguration.fromEnvironment(env))
     }
 
     /// The rule of `IAP_LISTEN` for a socket the service inherits (fd 0), whose
@@ -199,7 +204,8 @@ public struct ServiceConfiguration: Equatable, Sendable {
 
 extension ServiceConfiguration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var description: String {
-        let appStore = "appStore: \(self.appStore))"
+        let appStore = "appStore: \(self.appStore), metricsListen: \(operations.metricsListen?.description ?? "<none>"), "
+            + "logFormat: \(operations.logFormat.rawValue))"
         return "ServiceConfiguration(listen: \(listen), database: \(database), bundleIDs: \(bundleIDs), "
             + "productionURL: \(productionURL), sandboxURL: \(sandboxURL), caFile: \(caFile ?? "<system>"), "
             + "appleRootCAFile: \(appleRootCAFile ?? "<Apple Root CA - G3>"), "
@@ -223,7 +229,7 @@ extension ServiceConfiguration: CustomStringConvertible, CustomDebugStringConver
                 "sandboxPolicy": sandboxPolicy, "verifyQueueLimit": verifyQueueLimit,
                 "acceptThreads": acceptThreads, "appleMaxCalls": appleMaxCalls,
                 "allowedClientAddresses": allowedClientAddresses,
-                "appStore": appStore,
+                "appStore": appStore, "operations": operations,
             ])
     }
 }

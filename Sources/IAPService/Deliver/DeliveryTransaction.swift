@@ -12,7 +12,11 @@ extension MariaDBConnection {
             do {
                 return try transaction(body)
             } catch let error as MariaDBError where (error.code == 1213 || error.code == 1205) && attempt < attempts {
+                ServiceMetrics.databaseRetried(code: error.code)
                 attempt += 1
+            } catch let error as MariaDBError {
+                ServiceMetrics.databaseError(code: error.code)
+                throw error
             }
         }
     }

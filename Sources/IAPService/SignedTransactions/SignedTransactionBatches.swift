@@ -28,7 +28,7 @@ final class SignedTransactionBatches: Sendable {
     private let delivery: SignedTransactionDelivery
 
     init(delivery: SignedTransactionDelivery, queueLimit: QueueLimit) {
-        self.queue = WorkQueue(limit: queueLimit)
+        self.queue = WorkQueue(limit: queueLimit, name: "signed_transactions")
         self.delivery = delivery
     }
 

@@ -1,0 +1,90 @@
+import IAPCore
+import MariaDB
+import Metrics
+import Prometheus
+internal import SignedData
+
+/// `IAP_METRICS_LISTEN`: swift-metrics bootstrapped with swift-prometheus, and
+/// a thread of its own that serves `GET /metrics` in the Prometheus text format
+/// on that socket (never through nginx) and reads the retry-pending backlog
+/// from the database every `backlogIntervalMs`.
+final class MetricsEndpoint: Sendable {
+    private let registry: PrometheusCollectorRegistry
+    private let listener: MetricsListener
+
+    /// How often the metrics thread counts the retry-pending backlog.
+    static let backlogIntervalMs: UInt64 = 15_000
+
+    /// Buckets of the latency histograms, in seconds: a version check takes
+    /// milliseconds, a verification Apple's latency (up to `IAP_APPLE_TIMEOUT_MS`
+    /// and the 55 s deadline).
+    private static let latencyBuckets: [Duration] = [
+        .milliseconds(1), .milliseconds(2.5), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+        .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
+        .milliseconds(2500), .seconds(5), .seconds(10), .seconds(30), .seconds(60),
+    ]
+
+    /// Opens the listener and makes swift-prometheus the metrics backend; call
+    /// before anything records a metric (a metric made earlier stays a no-op).
+    /// - Throws: `ConfigurationError` naming `IAP_METRICS_LISTEN`.
+    init(listen: ListenAddress) throws(ConfigurationError) {
+        guard case .tcp(let host, let port) = listen else {
+            throw ConfigurationError(variable: "IAP_METRICS_LISTEN", problem: "must be host:port")
+        }
+        listener = try MetricsListener.open(host: host, port: port)
+        registry = PrometheusCollectorRegistry()
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = Self.latencyBuckets
+        MetricsSystem.bootstrap(factory)
+    }
+
+    /// Starts the metrics thread. `roots` and `verifier` give the certificate
+    /// expiries, read at each scrape.
+    func start(database: Database, roots: TrustedRoots, verifier: SignedDataVerifier) {
+        Scrape.watch { Self.sampleCertificates(roots: roots, verifier: verifier) }
+        let backlog = RetryBacklogProbe(connection: database.connection())
+        startThread { [self] in
+            var nextBacklogNs: UInt64 = 0
+            var backlogFailing = false
+            while true {
+                let now = Clock.monotonicNanoseconds()
+                if now >= nextBacklogNs {
+                    backlogFailing = Self.readBacklog(backlog, wasFailing: backlogFailing)
+                    nextBacklogNs = Clock.monotonicNanoseconds() + Self.backlogIntervalMs * 1_000_000
+                }
+                let waitMs = (nextBacklogNs - min(nextBacklogNs, Clock.monotonicNanoseconds())) / 1_000_000 + 1
+                if listener.waitForConnection(timeoutMs: Int32(waitMs)) {
+                    listener.serveOne { exposition() }
+                }
+            }
+        }
+    }
+
+    private func exposition() -> [UInt8] {
+        Scrape.sampleAll()
+        return registry.emitToBuffer()
+    }
+
+    /// Counts the backlog; logs when reading it starts or stops failing. Returns whether it failed.
+    private static func readBacklog(_ probe: RetryBacklogProbe, wasFailing: Bool) -> Bool {
+        do {
+            ServiceMetrics.retryPendingBacklog(count: try probe.count())
+            if wasFailing { Log.event("metrics: the retry-pending backlog is read again") }
+            return false
+        } catch {
+            if !wasFailing { Log.event("metrics: the retry-pending backlog cannot be read: \(error)") }
+            return true
+        }
+    }
+
+    private static func sampleCertificates(roots: TrustedRoots, verifier: SignedDataVerifier) {
+        let now = Clock.wallMilliseconds()
+        for root in roots.lifetimes {
+            ServiceMetrics.certificateExpiry(certificate: "root", subject: root.subject, days: root.daysLeft(nowMs: now))
+        }
+        if let leaf = verifier.latestLeafLifetime {
+            // No subject: the leaf Apple signs with changes, and a series per leaf would keep the old one's days.
+            ServiceMetrics.certificateExpiry(certificate: "latest_leaf", subject: "", days: leaf.daysLeft(nowMs: now))
+        }
+    }
+}
