@@ -73,7 +73,7 @@ let package = Package(
         .executableTarget(
             name: "iapctl",
             dependencies: [
-                "IAPCore", "IAPService", "MariaDB",
+                "IAPCore", "IAPService", "MariaDB", "SignedData",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

@@ -9,5 +9,5 @@ struct IAPCtl: ParsableCommand {
         commandName: "iapctl",
         abstract: "Administer an iap-fcgi database.",
         discussion: "Connects with IAP_DB_HOST, IAP_DB_PORT, IAP_DB_SOCKET, IAP_DB_USER, IAP_DB_PASSWORD, IAP_DB_NAME.",
-        subcommands: [Migrate.self, ReviewVersion.self, SandboxUsers.self, Products.self, RetryPending.self, Lookup.self, TransactionInfo.self])
+        subcommands: [Migrate.self, ReviewVersion.self, SandboxUsers.self, Products.self, RetryPending.self, Lookup.self, TransactionInfo.self, Status.self])
 }

@@ -36,6 +36,7 @@ final class MetricsEndpoint: Sendable {
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.defaultDurationHistogramBuckets = Self.latencyBuckets
         MetricsSystem.bootstrap(factory)
+        ServiceMetrics.recordBuildInfo()
     }
 
     /// Starts the metrics thread. `roots` and `verifier` give the certificate

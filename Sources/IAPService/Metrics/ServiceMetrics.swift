@@ -18,6 +18,11 @@ enum ServiceMetrics {
     /// The route label of a path that is none of the contract's.
     static let otherRoute = "other"
 
+    /// `iap_build_info{version} 1`, to join a version onto other series.
+    static func recordBuildInfo() {
+        Gauge(label: "iap_build_info", dimensions: [("version", ServiceVersion.current)]).record(1)
+    }
+
     // MARK: requests (`Responder`)
 
     /// `iap_requests_total{route,status}` and `iap_request_duration_seconds{route}`.

@@ -38,7 +38,7 @@ struct LineLogHandler: LogHandler {
     private func jsonLine(_ event: LogEvent) -> [UInt8] {
         var fields = metadata.merging(event.metadata ?? [:]) { _, new in new }
         var members: [(key: String, value: JSONValue)] = [
-            ("time", .string(AppleDate.iso8601(ms: Clock.wallMilliseconds()))),
+            ("time", .string(Self.time(ms: Clock.wallMilliseconds()))),
             ("level", .string(event.level.rawValue)),
             ("message", .string("\(event.message)")),
         ]
@@ -51,6 +51,13 @@ struct LineLogHandler: LogHandler {
             members.append((key, Self.json(fields[key]!)))
         }
         return JSONValue.object(JSONObject(members)).serialized()
+    }
+
+    /// `2026-11-24T07:00:00.123Z`: RFC 3339 in UTC, with milliseconds.
+    private static func time(ms: Int64) -> String {
+        var text = AppleDate.sqlDateTime(ms: ms)
+        text.replace(" ", with: "T")
+        return text + "Z"
     }
 
     /// Integers and finite doubles as JSON numbers; everything else as text.
