@@ -28,9 +28,10 @@ extension MetricFamily where Key == [String], Metric == Counter {
     }
 }
 
-extension MetricFamily where Key == [String], Metric == Metrics.Timer {
-    static func timers(_ label: String, labels: [String]) -> MetricFamily {
-        MetricFamily { Metrics.Timer(label: label, dimensions: Array(zip(labels, $0))) }
+/// Histograms (`Recorder` with `aggregate`), whose buckets `MetricsEndpoint` sets.
+extension MetricFamily where Key == [String], Metric == Recorder {
+    static func histograms(_ label: String, labels: [String]) -> MetricFamily {
+        MetricFamily { Recorder(label: label, dimensions: Array(zip(labels, $0)), aggregate: true) }
     }
 }
 

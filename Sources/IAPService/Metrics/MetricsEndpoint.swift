@@ -18,10 +18,8 @@ final class MetricsEndpoint: Sendable {
     /// Buckets of the latency histograms, in seconds: a version check takes
     /// milliseconds, a verification Apple's latency (up to `IAP_APPLE_TIMEOUT_MS`
     /// and the 55 s deadline).
-    private static let latencyBuckets: [Duration] = [
-        .milliseconds(1), .milliseconds(2.5), .milliseconds(5), .milliseconds(10), .milliseconds(25),
-        .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
-        .milliseconds(2500), .seconds(5), .seconds(10), .seconds(30), .seconds(60),
+    private static let latencyBuckets: [Double] = [
+        0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
     ]
 
     /// Opens the listener and makes swift-prometheus the metrics backend; call
@@ -34,7 +32,7 @@ final class MetricsEndpoint: Sendable {
         listener = try MetricsListener.open(host: host, port: port)
         registry = PrometheusCollectorRegistry()
         var factory = PrometheusMetricsFactory(registry: registry)
-        factory.defaultDurationHistogramBuckets = Self.latencyBuckets
+        factory.defaultValueHistogramBuckets = Self.latencyBuckets
         MetricsSystem.bootstrap(factory)
         ServiceMetrics.recordBuildInfo()
     }

@@ -25,23 +25,28 @@ enum ServiceMetrics {
 
     // MARK: requests (`Responder`)
 
-    /// `iap_requests_total{route,status}` and `iap_request_duration_seconds{route}`.
+    /// `iap_requests_total{route,status}` and `iap_request_duration_seconds{route}`: one
+    /// lookup by the route's case and the status, then an atomic add and a histogram of
+    /// seconds as `Double` (cheaper to bucket than the `Duration` of swift-metrics' `Timer`).
     static func requestAnswered(route: Route?, status: Int, nanoseconds: UInt64) {
-        let path = route?.path ?? otherRoute
-        requestCounters[RequestKey(route: path, status: status)].increment()
-        requestDurations[path].recordNanoseconds(Int64(nanoseconds))
+        let series = requestSeries[RequestKey(route: route, status: status)]
+        series.count.increment()
+        series.seconds.record(Double(nanoseconds) / 1e9)
     }
 
+    /// A route (nil: `other`) and a status.
     private struct RequestKey: Hashable, Sendable {
-        let route: String
+        let route: Route?
         let status: Int
+
+        var routeLabel: String { route?.path ?? otherRoute }
     }
 
-    private static let requestCounters = MetricFamily<RequestKey, Counter> {
-        Counter(label: "iap_requests_total", dimensions: [("route", $0.route), ("status", String($0.status))])
-    }
-    private static let requestDurations = MetricFamily<String, Metrics.Timer> {
-        Metrics.Timer(label: "iap_request_duration_seconds", dimensions: [("route", $0)])
+    private static let requestSeries = MetricFamily<RequestKey, (count: Counter, seconds: Recorder)> { key in
+        (
+            Counter(label: "iap_requests_total", dimensions: [("route", key.routeLabel), ("status", String(key.status))]),
+            Recorder(label: "iap_request_duration_seconds", dimensions: [("route", key.routeLabel)], aggregate: true)
+        )
     }
 
     // MARK: Apple (`AppleClient`, `ReceiptConversation`)
@@ -52,8 +57,7 @@ enum ServiceMetrics {
     static func appleCallEnded(endpoint: String, environment: AppleEnvironment, status: String, nanoseconds: UInt64) {
         let environmentLabel = environment.rawValue
         appleCalls[[endpoint, environmentLabel, status]].increment()
-        appleCallDurations[[endpoint, environmentLabel]]
-            .recordNanoseconds(Int64(nanoseconds))
+        appleCallDurations[[endpoint, environmentLabel]].record(Double(nanoseconds) / 1e9)
     }
 
     /// A Server API call answered 429: `iap_server_api_rate_limited_total{environment}`.
@@ -75,7 +79,7 @@ enum ServiceMetrics {
 
     private static let appleCalls = MetricFamily<[String], Counter>.counters(
         "iap_apple_calls_total", labels: ["endpoint", "environment", "status"])
-    private static let appleCallDurations = MetricFamily<[String], Metrics.Timer>.timers(
+    private static let appleCallDurations = MetricFamily<[String], Recorder>.histograms(
         "iap_apple_call_duration_seconds", labels: ["endpoint", "environment"])
     private static let serverAPIRateLimits = MetricFamily<[String], Counter>.counters(
         "iap_server_api_rate_limited_total", labels: ["environment"])

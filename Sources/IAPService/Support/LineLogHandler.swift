@@ -27,7 +27,8 @@ struct LineLogHandler: LogHandler {
         var line: [UInt8]
         switch Log.format {
         case .text:
-            line = Array((event.source == Log.accessSource ? "\(event.message)" : "iap-fcgi: \(event.message)").utf8)
+            let message = event.message.description
+            line = Array((event.source == Log.accessSource ? message : "iap-fcgi: " + message).utf8)
         case .json:
             line = jsonLine(event)
         }
@@ -38,7 +39,7 @@ struct LineLogHandler: LogHandler {
     private func jsonLine(_ event: LogEvent) -> [UInt8] {
         var fields = metadata.merging(event.metadata ?? [:]) { _, new in new }
         var members: [(key: String, value: JSONValue)] = [
-            ("time", .string(Self.time(ms: Clock.wallMilliseconds()))),
+            ("time", .string(Log.iso8601(ms: Clock.wallMilliseconds(), milliseconds: true))),
             ("level", .string(event.level.rawValue)),
             ("message", .string("\(event.message)")),
         ]
@@ -51,13 +52,6 @@ struct LineLogHandler: LogHandler {
             members.append((key, Self.json(fields[key]!)))
         }
         return JSONValue.object(JSONObject(members)).serialized()
-    }
-
-    /// `2026-11-24T07:00:00.123Z`: RFC 3339 in UTC, with milliseconds.
-    private static func time(ms: Int64) -> String {
-        var text = AppleDate.sqlDateTime(ms: ms)
-        text.replace(" ", with: "T")
-        return text + "Z"
     }
 
     /// Integers and finite doubles as JSON numbers; everything else as text.

@@ -17,6 +17,10 @@ enum Log {
 
     private static let logger = Logger(label: "iap-fcgi") { _ in LineLogHandler() }
 
+    /// The current second as formatted last: formatting a date costs ~5,000
+    /// instructions, more than the rest of a version check's log line.
+    private static let formattedSecond = Locked<(second: Int64, text: String)>((-1, ""))
+
     /// Chooses the format, and makes it every swift-log logger's in this process.
     static func bootstrap(format: OperationsConfiguration.LogFormat) {
         self.format = format
@@ -37,7 +41,7 @@ enum Log {
     ) {
         let duration = (milliseconds * 10).rounded() / 10
         guard format == .json else {
-            let time = AppleDate.iso8601(ms: Clock.wallMilliseconds())
+            let time = iso8601(ms: Clock.wallMilliseconds())
             return logger.info("\(time) \(method) \(path) \(status) \(duration)ms id=\(requestID)", source: accessSource)
         }
         var fields: Logger.Metadata = [
@@ -49,5 +53,19 @@ enum Log {
         fields["environment"] = outcome.environment.map { .string($0) }
         fields["error_code"] = outcome.errorCode.map { .string($0) }
         logger.info("request", metadata: fields, source: accessSource)
+    }
+
+    /// `2026-11-24T07:00:00Z`, the second of `ms`; with `milliseconds`, `2026-11-24T07:00:00.123Z`.
+    static func iso8601(ms: Int64, milliseconds: Bool = false) -> String {
+        let second = ms / 1000
+        let text = formattedSecond.withLock { cache in
+            if cache.second != second {
+                cache = (second, AppleDate.iso8601(ms: second * 1000))
+            }
+            return cache.text
+        }
+        guard milliseconds else { return text }
+        let fraction = String(ms % 1000)
+        return text.dropLast() + "." + String(repeating: "0", count: 3 - fraction.count) + fraction + "Z"
     }
 }
