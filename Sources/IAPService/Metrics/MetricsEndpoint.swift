@@ -34,7 +34,7 @@ final class MetricsEndpoint: Sendable {
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.defaultValueHistogramBuckets = Self.latencyBuckets
         MetricsSystem.bootstrap(factory)
-        ServiceMetrics.recordBuildInfo()
+        ServiceMetrics.recordStart()
     }
 
     /// Starts the metrics thread. `roots` and `verifier` give the certificate

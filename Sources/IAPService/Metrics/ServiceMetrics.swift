@@ -18,9 +18,11 @@ enum ServiceMetrics {
     /// The route label of a path that is none of the contract's.
     static let otherRoute = "other"
 
-    /// `iap_build_info{version} 1`, to join a version onto other series.
-    static func recordBuildInfo() {
+    /// At start-up: `iap_build_info{version} 1`, to join a version onto other
+    /// series, and the gauges that exist before their first event, at 0.
+    static func recordStart() {
         Gauge(label: "iap_build_info", dimensions: [("version", ServiceVersion.current)]).record(1)
+        appleCallsInFlight(0)
     }
 
     // MARK: requests (`Responder`)
