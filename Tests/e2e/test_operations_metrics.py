@@ -171,9 +171,12 @@ def mixed_run(json_service, api, db, simulator, receipts):
     answers = []
     worker = threading.Thread(target=lambda: answers.append(api.verify(slow, user_id=user)))
     worker.start()
-    run.during = wait_until(
-        lambda: (lambda s: s if value(s, "iap_apple_calls_in_flight") == 1 else None)(scrape()), 0.9,
-        "iap_apple_calls_in_flight at 1 while Apple takes 1 s", interval=0.05)
+    def scrape_with_one_call_in_flight():
+        samples = scrape()
+        return samples if value(samples, "iap_apple_calls_in_flight") == 1 else None
+
+    run.during = wait_until(scrape_with_one_call_in_flight, 2, "iap_apple_calls_in_flight at 1 while Apple takes 1 s",
+                            interval=0.05)
     worker.join(30)
     simulator.reset()
     assert_verify_answer(note(answers[0]), "delivered")
