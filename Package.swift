@@ -22,6 +22,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", "4.5.2"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
+        // Operations: the ecosystem's logging and metrics APIs, and the Prometheus text format.
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // C libraries, through system-library targets with typed shims where Swift cannot call C.
@@ -59,6 +63,9 @@ let package = Package(
             dependencies: [
                 "IAPCore", "FastCGI", "MariaDB", "Curl", "CMalloc", "SignedData",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -66,7 +73,7 @@ let package = Package(
         .executableTarget(
             name: "iapctl",
             dependencies: [
-                "IAPCore", "IAPService", "MariaDB",
+                "IAPCore", "IAPService", "MariaDB", "SignedData",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import IAPCore
+import Synchronization
 @_spi(DisableValidityCheck) import X509
 
 /// Verifies JWS signed by Apple (StoreKit 2 transactions, server
@@ -18,6 +19,7 @@ import IAPCore
 public final class SignedDataVerifier: Sendable {
     private let roots: CertificateStore
     private let chains: VerifiedChainCache
+    private let latestLeaf = Mutex<CertificateLifetime?>(nil)
 
     /// - Parameter cacheCapacity: verified headers (an `alg` and a chain) kept.
     public init(roots: TrustedRoots = .apple, cacheCapacity: Int = 64) {
@@ -53,6 +55,12 @@ public final class SignedDataVerifier: Sendable {
         return try SignedTransaction(payload: payload, json: json)
     }
 
+    /// The leaf of the chain validated last (a new pair, not one from the
+    /// cache): Apple's current signing certificate, for its expiry. Nil until one is.
+    public var latestLeafLifetime: CertificateLifetime? {
+        latestLeaf.withLock { $0 }
+    }
+
     /// Verified pairs known so far (for tests and metrics).
     public var cachedChainCount: Int {
         chains.count
@@ -77,6 +85,7 @@ public final class SignedDataVerifier: Sendable {
         guard from <= until else { throw SignedDataError.expiredAtSignedDate }  // never all valid at once
         let chain = VerifiedChain(leafKey: leafKey, validity: from...until)
         chains.insert(chain, for: Array(header))
+        latestLeaf.withLock { $0 = CertificateLifetime(leaf) }
         return chain
     }
 

@@ -1,3 +1,5 @@
+import Foundation
+import IAPCore
 import SwiftASN1
 import X509
 
@@ -27,6 +29,19 @@ public struct TrustedRoots: Sendable {
         }
         guard !certificates.isEmpty else { throw TrustedRootsError.noCertificate }
         self.certificates = certificates
+    }
+
+    /// When each root expires, in file order (for metrics and `iapctl status`).
+    public var lifetimes: [CertificateLifetime] {
+        certificates.map(CertificateLifetime.init)
+    }
+}
+
+extension CertificateLifetime {
+    init(_ certificate: Certificate) {
+        self.init(
+            subject: certificate.subject.description,
+            notValidAfterMs: Int64((certificate.notValidAfter.timeIntervalSince1970 * 1000).rounded(.down)))
     }
 }
 

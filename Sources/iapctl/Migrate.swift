@@ -31,7 +31,7 @@ struct Migrate: ParsableCommand {
         defer { lock.release() }
         let applied = Set(try connection.execute("SELECT version FROM schema_migrations").rows.compactMap { $0[0] })
         var count = 0
-        for file in try migrationFiles() where !applied.contains(file) {
+        for file in try Self.files(in: sqlDir) where !applied.contains(file) {
             let sql = try String(readingFile: "\(sqlDir)/\(file)")
             do {
                 try connection.executeScript(sql)
@@ -46,7 +46,8 @@ struct Migrate: ParsableCommand {
         print(count == 0 ? "schema is up to date" : "\(count) migration(s) applied")
     }
 
-    private func migrationFiles() throws -> [String] {
+    /// The `.sql` files of `sqlDir`, in the order they apply.
+    static func files(in sqlDir: String) throws -> [String] {
         guard let directory = opendir(sqlDir) else { throw AdminError("cannot read \(sqlDir)") }
         defer { closedir(directory) }
         var files: [String] = []

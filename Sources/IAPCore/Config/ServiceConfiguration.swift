@@ -53,6 +53,8 @@ public struct ServiceConfiguration: Equatable, Sendable {
     public var appStore: AppStoreServerAPIConfiguration
     /// `IAP_WEBHOOK_URL`, `IAP_WEBHOOK_SECRET`: nil (the default) pushes no events; see `WebhookConfiguration`.
     public var webhook: WebhookConfiguration?
+    /// `IAP_METRICS_LISTEN`, `IAP_LOG_FORMAT`; see `OperationsConfiguration`.
+    public var operations: OperationsConfiguration
 
     public static let defaultProductionURL = "https://buy.itunes.apple.com/verifyReceipt"
     public static let defaultSandboxURL = "https://sandbox.itunes.apple.com/verifyReceipt"
@@ -79,7 +81,8 @@ public struct ServiceConfiguration: Equatable, Sendable {
         appleMaxCalls: Int = defaultAppleMaxCalls,
         allowedClientAddresses: [IPAddress] = [],
         appStore: AppStoreServerAPIConfiguration = AppStoreServerAPIConfiguration(),
-        webhook: WebhookConfiguration? = nil
+        webhook: WebhookConfiguration? = nil,
+        operations: OperationsConfiguration = OperationsConfiguration()
     ) {
         self.listen = listen
         self.database = database
@@ -97,6 +100,7 @@ public struct ServiceConfiguration: Equatable, Sendable {
         self.allowedClientAddresses = allowedClientAddresses
         self.appStore = appStore
         self.webhook = webhook
+        self.operations = operations
     }
 
     /// Reads and validates the environment (pass `ProcessInfo.processInfo.environment`).
@@ -186,7 +190,8 @@ public struct ServiceConfiguration: Equatable, Sendable {
                 "must be a whole number of calls from 1 to 65536"),
             allowedClientAddresses: allowedClientAddresses,
             appStore: try AppStoreServerAPIConfiguration.fromEnvironment(env),
-            webhook: try WebhookConfiguration.fromEnvironment(env))
+            webhook: try WebhookConfiguration.fromEnvironment(env),
+            operations: try OperationsConfiguration.fromEnvironment(env))
     }
 
     /// The rule of `IAP_LISTEN` for a socket the service inherits (fd 0), whose
@@ -204,7 +209,8 @@ public struct ServiceConfiguration: Equatable, Sendable {
 
 extension ServiceConfiguration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var description: String {
-        let appStore = "appStore: \(self.appStore), webhook: \(webhook.map(\.description) ?? "<none>"))"
+        let appStore = "appStore: \(self.appStore), webhook: \(webhook.map(\.description) ?? "<none>"), "
+            + "metricsListen: \(operations.metricsListen?.description ?? "<none>"), logFormat: \(operations.logFormat.rawValue))"
         return "ServiceConfiguration(listen: \(listen), database: \(database), bundleIDs: \(bundleIDs), "
             + "productionURL: \(productionURL), sandboxURL: \(sandboxURL), caFile: \(caFile ?? "<system>"), "
             + "appleRootCAFile: \(appleRootCAFile ?? "<Apple Root CA - G3>"), "
@@ -228,7 +234,7 @@ extension ServiceConfiguration: CustomStringConvertible, CustomDebugStringConver
                 "sandboxPolicy": sandboxPolicy, "verifyQueueLimit": verifyQueueLimit,
                 "acceptThreads": acceptThreads, "appleMaxCalls": appleMaxCalls,
                 "allowedClientAddresses": allowedClientAddresses,
-                "appStore": appStore, "webhook": webhook.map(\.description) ?? "<none>",
+                "appStore": appStore, "webhook": webhook.map(\.description) ?? "<none>", "operations": operations,
             ])
     }
 }

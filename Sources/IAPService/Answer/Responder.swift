@@ -1,9 +1,10 @@
 import FastCGI
 import IAPCore
 
-/// Answers one request, from whichever thread has the answer, and writes its
-/// log line: time, method, path, status, duration, request id. Nothing else of
-/// the request reaches the log.
+/// Answers one request, from whichever thread has the answer, counts it in the
+/// metrics and writes its log line: time, method, path, status, duration,
+/// request id (and in JSON what the answer said, `AnswerOutcome`). Nothing
+/// else of the request reaches the log.
 final class Responder: @unchecked Sendable {
     private let exchange: FastCGIExchange
     private let head: RequestReader.Head
@@ -24,11 +25,12 @@ final class Responder: @unchecked Sendable {
             headers.append(("X-Request-Id", head.requestID))
         }
         exchange.respond(status: response.status, reason: response.reason, headers: headers, body: response.body)
-        let milliseconds = Double(Clock.monotonicNanoseconds() - receivedAtNs) / 1_000_000
-        let duration = (milliseconds * 10).rounded() / 10
-        Log.line(
-            "\(AppleDate.iso8601(ms: Clock.wallMilliseconds())) \(head.method) \(head.path) \(response.status) \(duration)ms id=\(head.requestID)"
-        )
+        let nanoseconds = Clock.monotonicNanoseconds() - receivedAtNs
+        let route = Route.allCases.first { $0.path == head.path }
+        ServiceMetrics.requestAnswered(route: route, status: response.status, nanoseconds: nanoseconds)
+        Log.access(
+            method: head.method, path: head.path, route: route?.path ?? ServiceMetrics.otherRoute, status: response.status,
+            milliseconds: Double(nanoseconds) / 1_000_000, requestID: head.requestID, outcome: response.outcome)
         inflight.end()
     }
 }

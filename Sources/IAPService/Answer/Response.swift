@@ -5,6 +5,8 @@ struct Response: Sendable {
     let status: Int
     let headers: [(String, String)]
     let body: [UInt8]
+    /// What the request's log line says of the answer beyond its status.
+    var outcome = AnswerOutcome()
 
     static func json(_ status: Int, _ value: JSONValue, retryAfterSeconds: Int? = nil) -> Response {
         var headers = [("Content-Type", "application/json; charset=utf-8"), ("Cache-Control", "no-store")]
@@ -17,11 +19,16 @@ struct Response: Sendable {
     /// The one error shape of the contract: `{"error": {"code", "message"}}`.
     static func error(_ error: APIError) -> Response {
         let body: JSONValue = .object(["error": .object(["code": .string(error.code), "message": .string(error.message)])])
-        return json(error.httpStatus, body, retryAfterSeconds: error.httpStatus == 503 ? 5 : nil)
+        var response = json(error.httpStatus, body, retryAfterSeconds: error.httpStatus == 503 ? 5 : nil)
+        response.outcome.errorCode = error.code
+        return response
     }
 
     static func verify(_ answer: VerifyAnswer) -> Response {
-        json(answer.httpStatus, answer.json(), retryAfterSeconds: answer.retryAfterSeconds)
+        var response = json(answer.httpStatus, answer.json(), retryAfterSeconds: answer.retryAfterSeconds)
+        response.outcome = AnswerOutcome(
+            verifyStatus: answer.status.rawValue, appleStatus: answer.appleStatus, environment: answer.environment?.rawValue)
+        return response
     }
 
     /// The reason phrase of the `Status:` header.
@@ -41,4 +48,14 @@ struct Response: Sendable {
         default: return "Status"
         }
     }
+}
+
+/// The fields of an answer its log line carries: never a receipt, a JWS or a secret.
+struct AnswerOutcome: Sendable {
+    /// A verify answer's `status`.
+    var verifyStatus: String?
+    var appleStatus: Int?
+    var environment: String?
+    /// An error answer's `error.code`.
+    var errorCode: String?
 }

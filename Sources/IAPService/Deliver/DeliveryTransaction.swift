@@ -23,8 +23,12 @@ extension MariaDBConnection {
                 return try transaction(body)
             } catch let error as MariaDBError where error.isLostToAnotherTransaction && attempt < attempts {
                 Log.event("database: transaction lost (\(error)), running it again (attempt \(attempt + 1) of \(attempts))")
+                ServiceMetrics.databaseRetried(code: error.code)
                 Self.backOff(attempt: attempt)
                 attempt += 1
+            } catch let error as MariaDBError {
+                ServiceMetrics.databaseError(code: error.code)
+                throw error
             }
         }
     }

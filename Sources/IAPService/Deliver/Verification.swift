@@ -28,7 +28,7 @@ final class Verification: Sendable {
 
     /// `queueLimit`: Apple's answers waiting for a delivery thread, at most.
     init(bundleIDs: [String], sandboxPolicy: SandboxPolicy, settings: SettingsCache, queueLimit: QueueLimit = QueueLimit()) {
-        self.queue = WorkQueue(limit: queueLimit, backlogThreshold: Self.backlogThreshold)
+        self.queue = WorkQueue(limit: queueLimit, name: "delivery", backlogThreshold: Self.backlogThreshold)
         self.bundleIDs = bundleIDs
         self.sandboxPolicy = sandboxPolicy
         self.settings = settings

@@ -147,6 +147,7 @@ final class WebhookDispatcher: @unchecked Sendable {
             transfer.context = nil
             idleTransfers.append(transfer)
             results.append((underWay.claimed, Self.error(of: outcome)))
+            ServiceMetrics.webhookAttempt(outcome: Self.metricOutcome(of: outcome))
         }
         noteAnswers(results.map(\.error))
         return results
@@ -170,6 +171,19 @@ final class WebhookDispatcher: @unchecked Sendable {
         }
         for eventID in lost {
             Log.event("webhook: event \(eventID): its lease ended before its result was recorded")
+        }
+    }
+
+    /// `iap_webhook_attempts_total`'s `outcome`: `delivered`, `http_4xx`, `http_5xx`, `http_other`,
+    /// `timeout`, `tls` or `connection`.
+    private static func metricOutcome(of outcome: CurlTransfer.Outcome) -> String {
+        switch outcome {
+        case .answered(let status) where (200...299).contains(status): return "delivered"
+        case .answered(let status) where (400...599).contains(status): return "http_\(status / 100)xx"
+        case .answered: return "http_other"
+        case .timedOut: return "timeout"
+        case .tlsFailed: return "tls"
+        case .connectionFailed: return "connection"
         }
     }
 

@@ -16,6 +16,13 @@ struct VerifiedNotification: Sendable {
     /// Why a notification is refused (the log's reason; the answer is always 400 `invalid_signed_data`).
     struct Refusal: Error {
         let reason: String
+
+        /// The part of `reason` a metric may carry: which JWS failed, or `bundle`. The rest can
+        /// hold what a sender wrote (a bundle id), which would make a label per forgery.
+        var metricReason: String {
+            if reason.hasPrefix("bundle id") || reason.contains(": bundle id") { return "bundle" }
+            return String(reason.prefix { $0 != ":" })
+        }
     }
 
     /// Verifies everything, offline: CPU only (one P-256 check per JWS once its certificates are known).

@@ -28,6 +28,7 @@ struct NotificationsRoute: Sendable {
             verified = try VerifiedNotification.verify(signedPayload, verifier: verifier, bundleIDs: bundleIDs)
         } catch {
             Log.event("notifications/apple: refused: \(error.reason)")
+            ServiceMetrics.notificationRejected(reason: error.metricReason)
             return .error(.invalidNotification)
         }
         let snapshot = settings.current
@@ -38,6 +39,7 @@ struct NotificationsRoute: Sendable {
         do {
             // What it did is in its row (`notifications.effect`); the request's own log line says it was answered.
             _ = try applier.apply(verified, source: .post)
+            ServiceMetrics.notificationReceived(type: notification.notificationType, subtype: notification.subtype)
             return .json(200, .object([
                 "status": .string("accepted"), "notification_uuid": .string(notification.notificationUUID),
             ]))

@@ -45,6 +45,7 @@ struct TransactionsRoute: Sendable {
             verified = try verifier.verifiedTransaction(jws)
         } catch {
             Log.event("transactions/verify: invalid signed data: \(error.rawValue)")
+            ServiceMetrics.jwsVerificationFailed(reason: error.rawValue)
             let row = SignedTransactionAudit.Row(
                 jws: jws, orderID: verifyRequest.orderID, userID: verifyRequest.userID ?? "",
                 appVersion: verifyRequest.appVersion, clientAddress: request.clientAddress, outcome: .refused(error),

@@ -20,6 +20,8 @@ public final class Service: Sendable {
     private let inflight = InflightCounter()
     private let signals: ShutdownSignals
     private let descriptorLimit: UInt64
+    /// `IAP_METRICS_LISTEN`'s listener and thread; nil when unset.
+    private let metrics: MetricsEndpoint?
 
     /// Delivery threads: each holds a database connection for the step after Apple.
     static let deliveryThreads = 4
@@ -40,6 +42,8 @@ public final class Service: Sendable {
         // Before any thread starts, so that every thread inherits the blocked signals.
         signals = ShutdownSignals()
         self.configuration = configuration
+        Log.bootstrap(format: configuration.operations.logFormat)
+        metrics = try configuration.operations.metricsListen.map(MetricsEndpoint.init)  // before any metric is made
         descriptorLimit = FileDescriptorLimit.raiseToMaximum()
         HeapReturn.start()
         let appStoreSigner = try AppStoreServerClient.signer(configuration)  // a bad key stops us before we listen
@@ -66,7 +70,9 @@ public final class Service: Sendable {
         apple = try AppleClient(endpoints: AppleEndpoints(configuration), waitingLimit: configuration.verifyQueueLimit)
         let apple = self.apple
         // One verifier for the JWS clients post and those Apple's Server API returns: one certificate cache.
-        let signedData = SignedDataVerifier(roots: try Self.appleRoots(configuration))
+        let roots = try Self.appleRoots(configuration)
+        let signedData = SignedDataVerifier(roots: roots)
+        metrics?.start(database: database, roots: roots, verifier: signedData, webhook: configuration.webhook != nil)
         appStoreServer = appStoreSigner.map {
             AppStoreServerClient(configuration: configuration, signer: $0, apple: apple, verifier: signedData)
         }

@@ -54,7 +54,7 @@ final class SignedTransactionBatches: Sendable {
     private let fetches: SignedTransactionFetches?
 
     init(delivery: SignedTransactionDelivery, fetches: SignedTransactionFetches?, queueLimit: QueueLimit) {
-        self.queue = WorkQueue(limit: queueLimit)
+        self.queue = WorkQueue(limit: queueLimit, name: "signed_transactions")
         self.delivery = delivery
         self.fetches = fetches
     }

@@ -16,14 +16,27 @@ final class WorkQueue<Job>: @unchecked Sendable {
     /// Signalled while more than `backlogThreshold` jobs wait: wakes `popBacklog` callers.
     private var backlogged = pthread_cond_t()
     private let backlogThreshold: Int
+    /// The `queue` label of its depth and rejections in the metrics; nil: not in them (iapctl's own queues).
+    private let name: String?
 
     /// `backlogThreshold`: how many waiting jobs make `popBacklog` hand one out.
-    init(limit: QueueLimit, backlogThreshold: Int = .max) {
+    init(limit: QueueLimit, name: String? = nil, backlogThreshold: Int = .max) {
         self.limit = limit
+        self.name = name
         self.backlogThreshold = backlogThreshold
         pthread_mutex_init(&mutex, nil)
         pthread_cond_init(&available, nil)
         pthread_cond_init(&backlogged, nil)
+        if let name {
+            ServiceMetrics.watchQueue(name) { [weak self] in self?.count ?? 0 }
+        }
+    }
+
+    /// Jobs waiting now.
+    var count: Int {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return waiting
     }
 
     /// Queues `job`, which holds `bytes` of receipts and answers; false when the
@@ -31,7 +44,10 @@ final class WorkQueue<Job>: @unchecked Sendable {
     func push(_ job: Job, bytes: Int) -> Bool {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
-        guard usage.admit(bytes, under: limit) else { return false }
+        guard usage.admit(bytes, under: limit) else {
+            if let name { ServiceMetrics.queueRejected(name) }
+            return false
+        }
         jobs.append((job, bytes))
         pthread_cond_signal(&available)
         if waiting > backlogThreshold {

@@ -34,6 +34,7 @@ final class AppleClient: @unchecked Sendable {
         self.endpoints = endpoints
         self.waitingLimit = waitingLimit
         self.multi = try CurlMulti(maxConnections: endpoints.maxCalls)
+        ServiceMetrics.watchQueue("apple_waiting") { [waitingTurn] in waitingTurn.withLock { $0.jobs } }
     }
 
     /// Starts the client's thread.
@@ -53,7 +54,10 @@ final class AppleClient: @unchecked Sendable {
     /// Runs `conversation` on the client's thread. False when too many calls
     /// wait their turn: it is refused and never completes.
     func submit(_ conversation: any AppleConversation) -> Bool {
-        guard waitingTurn.withLock({ $0.admit(conversation.admittedBytes, under: waitingLimit) }) else { return false }
+        guard waitingTurn.withLock({ $0.admit(conversation.admittedBytes, under: waitingLimit) }) else {
+            ServiceMetrics.queueRejected("apple_waiting")
+            return false
+        }
         let call = Call(conversation)
         submitted.withLock { $0.append(call) }
         multi.wakeUp()
@@ -126,6 +130,8 @@ final class AppleClient: @unchecked Sendable {
             try transfer.useNewConnection(call.lastCallBrokeDown)
             transfer.context = call
             try multi.add(transfer)
+            call.startedAtNs = Clock.monotonicNanoseconds()
+            ServiceMetrics.appleCallsInFlight(multi.count)
             releaseTurn(call)
         } catch {
             Log.event("Apple call could not start: \(error)")
@@ -154,7 +160,27 @@ final class AppleClient: @unchecked Sendable {
             result = .transportFailure(.connection)
         }
         idleTransfers.append(transfer)
+        recordMetrics(of: call, outcome)
         advance(call, to: call.conversation.next(after: result, retryAfterUnixMs: retryAfterUnixMs, atMs: Self.nowMs()))
+    }
+
+    /// One call ended: its count, status and latency; a Server API 429.
+    private func recordMetrics(of call: Call, _ outcome: CurlTransfer.Outcome) {
+        let status: String
+        switch outcome {
+        case .answered(let httpStatus): status = String(httpStatus)
+        case .timedOut: status = "timeout"
+        case .tlsFailed: status = "tls"
+        case .connectionFailed: status = "connection"
+        }
+        let endpoint = call.conversation.endpointLabel
+        ServiceMetrics.appleCallEnded(
+            endpoint: endpoint, environment: call.environment, status: status,
+            nanoseconds: Clock.monotonicNanoseconds() - call.startedAtNs)
+        if case .answered(429) = outcome, endpoint == AppleConversationEndpoint.serverAPI {
+            ServiceMetrics.serverAPIRateLimited(environment: call.environment)
+        }
+        ServiceMetrics.appleCallsInFlight(multi.count)
     }
 
     /// The monotonic clock in milliseconds, the unit of the call sequences.
@@ -230,6 +256,8 @@ final class AppleClient: @unchecked Sendable {
         let conversation: any AppleConversation
         var environment: AppleEnvironment = .production
         var dueAt: UInt64 = 0
+        /// When its transfer under way started (monotonic ns), for its latency.
+        var startedAtNs: UInt64 = 0
         /// Counted in `waitingTurn` until its first transfer starts.
         var waitsItsTurn = true
         /// The last call got no answer (a timeout, a broken or refused connection).

@@ -28,6 +28,19 @@ protocol AppleConversation: AnyObject {
     func stopByDeadline()
     /// Hands the outcome to the caller's completion (which must not block).
     func complete()
+    /// The `endpoint` label of its calls in the metrics (`AppleConversationEndpoint`).
+    var endpointLabel: String { get }
+}
+
+/// The `endpoint` labels of calls to Apple.
+enum AppleConversationEndpoint {
+    static let verifyReceipt = "verify_receipt"
+    static let serverAPI = "server_api"
+}
+
+extension AppleConversation {
+    /// Every conversation but the receipt's is with the App Store Server API.
+    var endpointLabel: String { AppleConversationEndpoint.serverAPI }
 }
 
 /// A receipt's conversation with verifyReceipt (`AppleCallSequence`).
@@ -52,6 +65,7 @@ final class ReceiptConversation: AppleConversation {
     }
 
     var admittedBytes: Int { body.count }
+    var endpointLabel: String { AppleConversationEndpoint.verifyReceipt }
 
     func start(atMs now: Int) -> AppleConversationStep {
         step(sequence.start(atMs: now))
@@ -68,10 +82,15 @@ final class ReceiptConversation: AppleConversation {
     }
 
     func next(after result: AppleCallResult, retryAfterUnixMs: Int64?, atMs now: Int) -> AppleConversationStep {
+        let environment = sequence.environment
         if case .answered(_, let body) = result {
             lastAnswer = body
         }
-        return step(sequence.next(after: result, atMs: now))
+        let next = step(sequence.next(after: result, atMs: now))
+        if case .answered(200, _) = result {
+            ServiceMetrics.appleReceiptStatus(environment: environment, appleStatus: sequence.lastAppleStatus)
+        }
+        return next
     }
 
     func stopByDeadline() {

@@ -29,7 +29,7 @@ final class ReceiptRecorder: Sendable {
     private let deadlineBudgetMs: Int
 
     init(apple: AppleClient, verification: Verification, queueLimit: QueueLimit, deadlineBudgetMs: Int) {
-        self.queue = WorkQueue(limit: queueLimit)
+        self.queue = WorkQueue(limit: queueLimit, name: "receipt_recorder")
         self.apple = apple
         self.verification = verification
         self.deadlineBudgetMs = deadlineBudgetMs

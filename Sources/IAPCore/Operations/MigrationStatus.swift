@@ -1,0 +1,26 @@
+/// The schema's migrations against the files of `sql/`, for `iapctl status`.
+public struct MigrationStatus: Equatable, Sendable {
+    /// Files of `sql/` not applied yet, in the order `iapctl migrate` applies them.
+    public let pending: [String]
+    /// Applied migrations with no file in `sql/`: a database migrated by a newer build.
+    public let unknown: [String]
+    public let appliedCount: Int
+    public let fileCount: Int
+
+    public init(applied: Set<String>, files: [String]) {
+        let fileSet = Set(files)
+        pending = files.filter { !applied.contains($0) }.sorted()
+        unknown = applied.filter { !fileSet.contains($0) }.sorted()
+        appliedCount = applied.count
+        fileCount = fileSet.count
+    }
+
+    /// One line: `6 applied, 6 in sql/: up to date`, or what is pending or unknown.
+    public var summary: String {
+        var text = "\(appliedCount) applied, \(fileCount) in sql/"
+        if pending.isEmpty && unknown.isEmpty { return text + ": up to date" }
+        if !pending.isEmpty { text += "; pending: " + pending.joined(separator: ", ") + " (run iapctl migrate)" }
+        if !unknown.isEmpty { text += "; applied but not in sql/: " + unknown.joined(separator: ", ") }
+        return text
+    }
+}
