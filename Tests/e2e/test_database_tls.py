@@ -102,7 +102,9 @@ def tls_mariadb(run_dir):
 
 
 def database_env(server, **tls):
-    env = {name: value for name, value in os.environ.items() if not name.startswith("IAP_DB_")}
+    # Not the stack's metrics listener either: the stack's iap-fcgi holds that port.
+    env = {name: value for name, value in os.environ.items()
+           if not name.startswith("IAP_DB_") and name != "IAP_METRICS_LISTEN"}
     env.update(IAP_DB_HOST="127.0.0.1", IAP_DB_PORT=str(server.port), IAP_DB_USER="iap", IAP_DB_PASSWORD=PASSWORD,
                IAP_DB_NAME="iap", **tls)
     return env
