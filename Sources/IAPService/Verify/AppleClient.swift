@@ -1,3 +1,4 @@
+import Glibc
 import Curl
 import IAPCore
 
@@ -21,6 +22,8 @@ final class AppleClient: @unchecked Sendable {
     /// Calls handed over by other threads, not yet started.
     private let submitted = Locked<[Call]>([])
     private let stopping = Locked(false)
+    /// The client's thread, once started: `stop` waits for it.
+    private let thread = Locked<pthread_t?>(nil)
     /// Calls handed over and not yet under way for the first time.
     private let waitingTurn = Locked(QueueUsage())
     private let waitingLimit: QueueLimit
@@ -39,7 +42,8 @@ final class AppleClient: @unchecked Sendable {
 
     /// Starts the client's thread.
     func start() {
-        startThread { [self] in run() }
+        let started = startThread { [self] in run() }
+        thread.withLock { $0 = started }
     }
 
     /// Verifies a receipt with Apple before `deadline`; `completion` gets the
@@ -64,10 +68,17 @@ final class AppleClient: @unchecked Sendable {
         return true
     }
 
-    /// Lets the thread end once every call under way has completed.
+    /// Lets the thread end once every call under way has completed, and waits
+    /// for it. Waiting matters: a process that exits while this thread still
+    /// closes its TLS connections runs OpenSSL's and libmariadb's exit handlers
+    /// beside it (seen: "double free or corruption" when `iapctl retry-pending`
+    /// returned).
     func stop() {
         stopping.withLock { $0 = true }
         multi.wakeUp()
+        if let started = thread.withLock({ current in defer { current = nil }; return current }) {
+            joinThread(started)
+        }
     }
 
     private func run() {
