@@ -84,7 +84,7 @@ public final class SignedDataVerifier: Sendable {
         let until = path.map { milliseconds($0.notValidAfter) }.min()!
         guard from <= until else { throw SignedDataError.expiredAtSignedDate }  // never all valid at once
         let chain = VerifiedChain(leafKey: leafKey, validity: from...until)
-        chains.insert(chain, for: Array(header))
+        chains.insert(chain, for: header)
         latestLeaf.withLock { $0 = CertificateLifetime(leaf) }
         return chain
     }

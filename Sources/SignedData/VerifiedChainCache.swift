@@ -30,18 +30,19 @@ struct VerifiedChain: Sendable {
 /// Thread-safe; bounded, the chain used least recently going first. Apple signs with a few
 /// leaves at a time (production, sandbox), renewed every year or so.
 final class VerifiedChainCache: Sendable {
-    private let chains: Mutex<LRUCache<[UInt8], VerifiedChain>>
+    private let chains: Mutex<LRUCache<ArraySlice<UInt8>, VerifiedChain>>
 
     init(capacity: Int) {
         self.chains = Mutex(LRUCache(capacity: max(1, capacity)))
     }
 
+    /// The header is looked up as the slice of the JWS it is (a slice hashes
+    /// and compares by its bytes): no copy per verification.
     subscript(header: ArraySlice<UInt8>) -> VerifiedChain? {
-        let key = Array(header)
-        return chains.withLock { $0.value(for: key) }
+        chains.withLock { $0.value(for: header) }
     }
 
-    func insert(_ chain: VerifiedChain, for header: [UInt8]) {
+    func insert(_ chain: VerifiedChain, for header: ArraySlice<UInt8>) {
         chains.withLock { _ = $0.insert(chain, for: header) }
     }
 
