@@ -1,4 +1,5 @@
 import Crypto
+import Glibc
 import IAPCore
 import Synchronization
 
@@ -30,23 +31,57 @@ struct VerifiedChain: Sendable {
 /// Thread-safe; bounded, the chain used least recently going first. Apple signs with a few
 /// leaves at a time (production, sandbox), renewed every year or so.
 final class VerifiedChainCache: Sendable {
-    private let chains: Mutex<LRUCache<ArraySlice<UInt8>, VerifiedChain>>
+    private let chains: Mutex<LRUCache<HeaderKey, VerifiedChain>>
 
     init(capacity: Int) {
         self.chains = Mutex(LRUCache(capacity: max(1, capacity)))
     }
 
-    /// The header is looked up as the slice of the JWS it is (a slice hashes
-    /// and compares by its bytes): no copy per verification.
     subscript(header: ArraySlice<UInt8>) -> VerifiedChain? {
-        chains.withLock { $0.value(for: header) }
+        let key = HeaderKey(header)
+        return chains.withLock { $0.value(for: key) }
     }
 
     func insert(_ chain: VerifiedChain, for header: ArraySlice<UInt8>) {
-        chains.withLock { _ = $0.insert(chain, for: header) }
+        let key = HeaderKey(header)
+        chains.withLock { _ = $0.insert(chain, for: key) }
     }
 
     var count: Int {
         chains.withLock { $0.count }
+    }
+}
+
+/// A JWS header's bytes as a cache key, hashed and compared as raw memory.
+///
+/// `[UInt8]` and `ArraySlice<UInt8>` keys hash and compare element by element
+/// through generic code when the cache (`LRUCache`, another module) is not
+/// specialised for them: with a 3 KB header that was a third of iap-fcgi's
+/// CPU in the bench's case s2 (perf, 2026-11-24), and it was paid under the
+/// cache's lock. The key is hashed once, outside the lock; a lookup copies the
+/// header once (a memcpy of 3 KB).
+struct HeaderKey: Hashable, Sendable {
+    private let bytes: [UInt8]
+    private let digest: Int
+
+    init(_ header: ArraySlice<UInt8>) {
+        bytes = Array(header)
+        var hasher = Hasher()
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        digest = hasher.finalize()
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(digest)
+    }
+
+    static func == (left: HeaderKey, right: HeaderKey) -> Bool {
+        guard left.digest == right.digest, left.bytes.count == right.bytes.count else { return false }
+        guard !left.bytes.isEmpty else { return true }
+        return left.bytes.withUnsafeBytes { leftBytes in
+            right.bytes.withUnsafeBytes { rightBytes in
+                memcmp(leftBytes.baseAddress!, rightBytes.baseAddress!, leftBytes.count) == 0
+            }
+        }
     }
 }
