@@ -5,7 +5,8 @@ import MariaDB
 /// names looked up; then the receipt goes to `ReceiptRecorder` (step 1) and this
 /// thread is free again. `Verification` finishes the work when Apple answers.
 /// A receipt already verified and wholly delivered is answered at once
-/// (`ReplayShortcut`), and its audit row written after (`ReplayAudit`).
+/// (`ReplayShortcut`, when the replay cache knows it; `ReceiptRecorder` asks
+/// the database for the others), and its audit row written after (`ReplayAudit`).
 struct VerifyRoute: Sendable {
     let recorder: ReceiptRecorder
     let replays: ReplayCache

@@ -81,12 +81,14 @@ public final class Service: Sendable {
             queueLimit: configuration.verifyQueueLimit)
         verification.startWorkers(
             count: Self.deliveryThreads, reserve: Self.reserveDeliveryThreads, database: database)
-        let recorder = ReceiptRecorder(
-            apple: apple, verification: verification, queueLimit: configuration.verifyQueueLimit,
-            deadlineBudgetMs: VerificationDeadline.budgetMs(appleTimeoutMs: configuration.appleTimeoutMs))
-        recorder.start(database: database)
+        let replays = ReplayCache()
         let replayAudit = ReplayAudit(queueLimit: configuration.verifyQueueLimit)
         replayAudit.start(database: database)
+        let recorder = ReceiptRecorder(
+            apple: apple, verification: verification, replays: replays, replayAudit: replayAudit,
+            queueLimit: configuration.verifyQueueLimit,
+            deadlineBudgetMs: VerificationDeadline.budgetMs(appleTimeoutMs: configuration.appleTimeoutMs))
+        recorder.start(database: database)
         let fetches = appStoreServer.map {
             SignedTransactionFetches(client: $0, verifier: signedData, appleTimeoutMs: configuration.appleTimeoutMs)
         }
@@ -97,7 +99,7 @@ public final class Service: Sendable {
         signedTransactions.start(count: Self.signedTransactionThreads, database: database)
         let transactions = TransactionsRoute(verifier: signedData, batches: signedTransactions, fetches: fetches)
         router = Router(
-            orders: OrdersRoute(settings: settings), verify: VerifyRoute(recorder: recorder, replays: ReplayCache(), replayAudit: replayAudit),
+            orders: OrdersRoute(settings: settings), verify: VerifyRoute(recorder: recorder, replays: replays, replayAudit: replayAudit),
             transactions: transactions,
             notifications: NotificationsRoute(
                 verifier: signedData, bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy,

@@ -71,26 +71,6 @@ struct ReceiptStore {
                 receipt.clientAddress.map { String($0.prefix(45)) }]
     }
 
-    /// Apple's answer to the first completed verification of these exact
-    /// receipt bytes that Apple found valid (later ones name the same transactions).
-    /// The index is forced: for `ORDER BY receipt_id LIMIT 1` the optimizer
-    /// would otherwise walk the primary key through the whole table.
-    func firstValidAnswer(
-        sha256: String
-    ) throws(MariaDBError) -> (receiptID: UInt64, environment: AppleEnvironment, answer: [UInt8])? {
-        guard let row = try connection.execute(
-            """
-            SELECT environment, apple_response, receipt_id FROM receipts FORCE INDEX (receipts_sha256)
-            WHERE sha256 = ? AND verified_at IS NOT NULL AND apple_status IN (0, 21006) AND apple_response IS NOT NULL
-            ORDER BY receipt_id LIMIT 1
-            """,
-            [.text(sha256)]
-        ).first, let environment = row[0].flatMap(AppleEnvironment.init(rawValue:)), let answer = row[1],
-            let receiptID = row[2].flatMap({ UInt64($0) })
-        else { return nil }
-        return (receiptID, environment, Array(answer.utf8))
-    }
-
     /// Apple's last answer to one receipt row, as it is stored.
     struct AppleAnswerRecord {
         let receiptID: UInt64

@@ -7,6 +7,11 @@ import MariaDB
 /// costs the database several times what the row costs, and an accept thread
 /// no longer waits for a commit before it reads the next request.
 ///
+/// Receipts the accept threads did not find in the replay cache are looked up
+/// here, the whole batch in one query, before they are recorded: those Apple
+/// found valid before are answered from the database (`ReplayShortcut`) with
+/// their replay's audit row (`ReplayAudit`), and do not go to Apple.
+///
 /// Its queue is bounded (`QueueLimit`): a receipt it cannot take is answered
 /// `retry_later` at once, unrecorded. One recorded but refused by Apple's full
 /// queue is answered `retry_later` too, and stays unverified for the app's
@@ -25,13 +30,20 @@ final class ReceiptRecorder: Sendable {
     private let queue: WorkQueue<Job>
     private let apple: AppleClient
     private let verification: Verification
+    private let replays: ReplayCache
+    private let replayAudit: ReplayAudit
     /// A verification's time from its request's arrival (`VerificationDeadline`).
     private let deadlineBudgetMs: Int
 
-    init(apple: AppleClient, verification: Verification, queueLimit: QueueLimit, deadlineBudgetMs: Int) {
+    init(
+        apple: AppleClient, verification: Verification, replays: ReplayCache, replayAudit: ReplayAudit,
+        queueLimit: QueueLimit, deadlineBudgetMs: Int
+    ) {
         self.queue = WorkQueue(limit: queueLimit, name: "receipt_recorder")
         self.apple = apple
         self.verification = verification
+        self.replays = replays
+        self.replayAudit = replayAudit
         self.deadlineBudgetMs = deadlineBudgetMs
     }
 
@@ -40,7 +52,10 @@ final class ReceiptRecorder: Sendable {
         startThread { [self] in
             let store = ReceiptStore(connection: WorkerContext(database: database).connection)
             while let batch = queue.pop(upTo: Self.batchLimit) {
-                record(batch, store: store)
+                let newReceipts = answerReplays(batch, connection: store.connection)
+                if !newReceipts.isEmpty {
+                    record(newReceipts, store: store)
+                }
             }
         }
     }
@@ -52,6 +67,30 @@ final class ReceiptRecorder: Sendable {
         let job = Job(receipt: receipt, responder: responder, deadline: deadline)
         guard queue.push(job, bytes: receipt.request.receipt.base64.utf8.count) else {
             return responder.send(.verify(VerifyAnswer(status: .retryLater, orderID: receipt.request.orderID)))
+        }
+    }
+
+    /// Answers the receipts of `batch` that are replays of a verification the
+    /// database holds; the others, to be recorded. When the database cannot be
+    /// read, all of them are recorded (if it can take them): asking Apple again
+    /// delivers nothing twice.
+    private func answerReplays(_ batch: [Job], connection: MariaDBConnection) -> [Job] {
+        do {
+            try ReplayShortcut.rememberEarlierAnswers(
+                sha256s: batch.map(\.receipt.request.receipt.sha256Hex), connection: connection, cache: replays)
+        } catch {
+            Log.event("verify: earlier answers not read: \(error)")
+            return batch
+        }
+        let shortcut = ReplayShortcut(connection: connection, cache: replays)
+        return batch.filter { job in
+            let receipt = job.receipt
+            guard let replay = try? shortcut.answer(receipt.request, userID: receipt.userID) else { return true }
+            job.responder.send(.verify(replay.answer))
+            replayAudit.record(ReplayAudit.Row(
+                request: receipt.request, userID: receipt.userID, clientAddress: receipt.clientAddress,
+                receivedAt: receipt.receivedAt, answer: replay.answer, replayOf: replay.replayOf))
+            return false
         }
     }
 

@@ -13,14 +13,21 @@ import MariaDB
 ///
 /// Such a request's audit row (`ReplayAudit`) names the row whose answer it
 /// reused instead of storing the receipt's bytes again.
+///
+/// The accept threads look in memory only (`ReplayCache`): a receipt they do
+/// not find there is most often new, and a query per request to learn so cost
+/// the database a statement per verification. `ReceiptRecorder` asks the
+/// database for the whole batch it records, in one query
+/// (`rememberEarlierAnswers`), and answers the replays it finds (answers from
+/// before a restart, or of another instance) as the accept threads do.
 struct ReplayShortcut {
     let connection: MariaDBConnection
     let cache: ReplayCache
 
     /// The answer without Apple and the row whose answer it reused, or nil
-    /// when the request must go to Apple.
+    /// when the request must go to Apple (or `cache` does not know its bytes).
     func answer(_ request: VerifyRequest, userID: String) throws -> (answer: VerifyAnswer, replayOf: UInt64)? {
-        guard let earlier = try earlierAnswer(sha256: request.receipt.sha256Hex),
+        guard let earlier = cache[request.receipt.sha256Hex],
               let receipt = earlier.reply.receipt
         else { return nil }
         let reply = earlier.reply
@@ -47,15 +54,37 @@ struct ReplayShortcut {
         return (answer, earlier.receiptID)
     }
 
-    /// Apple's earlier answer to these bytes: from memory, else from the
-    /// database (and then remembered).
-    private func earlierAnswer(sha256: String) throws -> ReplayCache.Entry? {
-        if let cached = cache[sha256] { return cached }
-        guard let stored = try ReceiptStore(connection: connection).firstValidAnswer(sha256: sha256),
-              let json = try? JSONParser.parse(stored.answer), let reply = try? AppleReply.parse(json)
-        else { return nil }
-        let entry = ReplayCache.Entry(receiptID: stored.receiptID, environment: stored.environment, reply: reply)
-        cache.insert(entry, for: sha256, answerBytes: stored.answer.count)
-        return entry
+    /// Puts in `cache` Apple's answer to the first completed verification of
+    /// each of these receipts' bytes that Apple found valid (later ones name
+    /// the same transactions), when the database has one: one statement for up
+    /// to `RowChunks.largest` receipts. The index is forced: the optimizer
+    /// would otherwise walk the primary key through the whole table.
+    static func rememberEarlierAnswers(
+        sha256s: [String], connection: MariaDBConnection, cache: ReplayCache
+    ) throws(MariaDBError) {
+        let unknown = Array(Set(sha256s.filter { cache[$0] == nil }))
+        for chunk in RowChunks.padded(unknown) {
+            let rows = try connection.execute(
+                """
+                SELECT earlier.sha256, earlier.environment, earlier.apple_response, earlier.receipt_id
+                FROM receipts earlier JOIN (
+                  SELECT MIN(receipt_id) AS receipt_id FROM receipts FORCE INDEX (receipts_sha256)
+                  WHERE sha256 IN (\(Array(repeating: "?", count: chunk.count).joined(separator: ", ")))
+                    AND verified_at IS NOT NULL AND apple_status IN (0, 21006) AND apple_response IS NOT NULL
+                  GROUP BY sha256
+                ) AS earliest USING (receipt_id)
+                """,
+                chunk.map { .text($0) }
+            ).rows
+            for row in rows {
+                guard let sha256 = row[0], let environment = row[1].flatMap(AppleEnvironment.init(rawValue:)),
+                      let answer = row[2], let receiptID = row[3].flatMap({ UInt64($0) }),
+                      let json = try? JSONParser.parse(Array(answer.utf8)), let reply = try? AppleReply.parse(json)
+                else { continue }
+                cache.insert(
+                    ReplayCache.Entry(receiptID: receiptID, environment: environment, reply: reply), for: sha256,
+                    answerBytes: answer.utf8.count)
+            }
+        }
     }
 }
