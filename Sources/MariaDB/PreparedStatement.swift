@@ -91,13 +91,9 @@ private enum ParameterBinding {
             case .null:
                 binds[index].buffer_type = MYSQL_TYPE_NULL
             case .text(let text):
-                let bytes = Array(text.utf8)
-                let buffer = UnsafeMutableRawPointer.allocate(byteCount: max(bytes.count, 1), alignment: 1)
-                bytes.withUnsafeBytes { buffer.copyMemory(from: $0.baseAddress!, byteCount: bytes.count) }
-                buffers.append(buffer)
-                binds[index].buffer_type = MYSQL_TYPE_STRING
-                binds[index].buffer = buffer
-                binds[index].buffer_length = UInt(bytes.count)
+                buffers.append(bind(text, as: MYSQL_TYPE_STRING, to: &binds[index]))
+            case .asciiBytes(let text):
+                buffers.append(bind(text, as: MYSQL_TYPE_BLOB, to: &binds[index]))
             case .integer(let value):
                 let buffer = UnsafeMutableRawPointer.allocate(byteCount: 8, alignment: 8)
                 buffer.storeBytes(of: value, as: Int64.self)
@@ -107,6 +103,22 @@ private enum ParameterBinding {
             }
         }
         try body(binds)
+    }
+
+    /// Copies `text`'s UTF-8 into a buffer of its own for `bind`; the caller frees it.
+    private static func bind(
+        _ text: String, as type: enum_field_types, to bind: inout MYSQL_BIND
+    ) -> UnsafeMutableRawPointer {
+        var text = text
+        let count = text.utf8.count
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: max(count, 1), alignment: 1)
+        if count > 0 {
+            text.withUTF8 { buffer.copyMemory(from: $0.baseAddress!, byteCount: count) }
+        }
+        bind.buffer_type = type
+        bind.buffer = buffer
+        bind.buffer_length = UInt(count)
+        return buffer
     }
 }
 

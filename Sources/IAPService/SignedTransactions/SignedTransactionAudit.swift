@@ -72,7 +72,7 @@ struct SignedTransactionAudit {
         let parameters = zip(rows, columns).flatMap { row, values -> [SQLValue] in
             var verifiedAt = SQLValue.text(row.receivedAt.sql)
             if case .fetching = row.outcome { verifiedAt = .null }
-            return values.map(SQLValue.optional) + [.text(row.jws), .text(row.receivedAt.sql), verifiedAt]
+            return values.map(SQLValue.optional) + [.asciiBytes(row.jws), .text(row.receivedAt.sql), verifiedAt]
         }
         let returned = try connection.execute(
             """

@@ -40,7 +40,7 @@ struct ReceiptStore {
     private func insert(_ receipts: [NewReceipt]) throws(MariaDBError) -> [UInt64] {
         let returned = receipts.map(Self.returnedColumns)
         let parameters = zip(receipts, returned).flatMap { receipt, columns -> [SQLValue] in
-            columns.map(SQLValue.optional) + [.text(receipt.request.receipt.base64), .text(receipt.receivedAt.sql)]
+            columns.map(SQLValue.optional) + [.asciiBytes(receipt.request.receipt.base64), .text(receipt.receivedAt.sql)]
         }
         let rows = try connection.execute(
             """
