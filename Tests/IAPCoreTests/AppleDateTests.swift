@@ -17,6 +17,11 @@ final class AppleDateTests: XCTestCase {
         XCTAssertEqual(AppleDate.sqlDateTime(ms: 1_406_193_077_021), "2014-07-24 09:11:17.021")
         XCTAssertEqual(AppleDate.sqlDateTime(ms: 1_375_340_400_000), "2013-08-01 07:00:00.000")
         XCTAssertEqual(AppleDate.sqlDateTime(ms: -1), "1969-12-31 23:59:59.999")
+        // Four-digit years are written digit by digit; others as long as they are.
+        XCTAssertEqual(AppleDate.sqlDateTime(ms: 253_402_300_799_999), "9999-12-31 23:59:59.999")
+        XCTAssertEqual(AppleDate.sqlDateTime(ms: 253_402_300_800_000), "10000-01-01 00:00:00.000")
+        XCTAssertEqual(AppleDate.iso8601(ms: 253_402_300_800_000), "10000-01-01T00:00:00Z")
+        XCTAssertEqual(AppleDate.iso8601(ms: -62_167_219_200_000), "0000-01-01T00:00:00Z")
     }
 
     func testReadsApplesDates() {
