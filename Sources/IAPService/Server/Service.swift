@@ -24,9 +24,9 @@ public final class Service: Sendable {
     private let metrics: MetricsEndpoint?
 
     /// Delivery threads: each holds a database connection for the step after Apple.
-    static let deliveryThreads = 4
+    static let deliveryThreads = 1
     /// Delivery threads that join only when Apple's answers queue up (see `Verification`).
-    static let reserveDeliveryThreads = 4
+    static let reserveDeliveryThreads = 7
     /// Threads recording and delivering StoreKit 2 transactions (`SignedTransactionBatches`).
     static let signedTransactionThreads = 2
     /// How long a stopping service waits for requests it holds, in seconds.
