@@ -32,7 +32,14 @@ final class ReceiptBytesIndexTests: XCTestCase {
         XCTAssertEqual(index.count, 1)
     }
 
-    func testTheWindowIsShorterThanPrunesShortestRetention() {
+    func testABatchPlacesEqualReceiptsAlikeEvenAcrossTheWindowsEnd() {
+        var index = ReceiptBytesIndex(capacity: 8)
+        index.remember(sha256Hex: first, receiptID: 3, receivedAtMs: 0)
+        let end = ReceiptBytesIndex.windowMilliseconds
+        XCTAssertEqual(index.place([(first, end), (first, end + 1)]), [.storedIn(receiptID: 3), .storedIn(receiptID: 3)])
+    }
+
+    func testTheWindowIsAtMostHalfOfPrunesShortestRetention() {
         XCTAssertLessThan(ReceiptBytesIndex.windowMilliseconds, 24 * hour / 2 + 1)
     }
 

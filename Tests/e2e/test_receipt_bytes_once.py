@@ -237,3 +237,18 @@ def test_prune_keeps_the_bytes_an_open_row_reads_and_retry_pending_delivers_it(
     iapctl("prune", "--older-than", "400d")
     assert [row["receipt_data"] for row in rows_of(db, receipt)] == [None, None]
     ledger.check(db, [tid])
+
+
+def test_every_pointer_in_the_table_names_a_row_that_holds_the_same_bytes(db):
+    """Over every row the suite has written so far: `bytes_in` names an existing row of the same sha256
+    that stores its bytes itself (no chains), and only a row past retention (the tests' 400 days) has
+    lost them to prune."""
+    wrong = db.query(
+        "SELECT r.receipt_id, r.bytes_in, r.sha256, h.sha256 AS holder_sha256, h.bytes_in AS holder_bytes_in,"
+        " r.receipt_data IS NULL AS reader_without_bytes, h.receipt_data IS NULL AS holder_without_bytes"
+        " FROM receipts r LEFT JOIN receipts h ON h.receipt_id = r.bytes_in"
+        " WHERE r.bytes_in IS NOT NULL AND (h.receipt_id IS NULL OR h.sha256 <> r.sha256"
+        "   OR h.bytes_in IS NOT NULL OR r.receipt_data IS NOT NULL"
+        "   OR (h.receipt_data IS NULL AND r.received_at >= UTC_TIMESTAMP(3) - INTERVAL 400 DAY)) LIMIT 20")
+    assert not wrong, f"rows whose bytes_in does not lead to their bytes: {wrong}"
+    assert db.scalar("SELECT COUNT(*) FROM receipts WHERE bytes_in IS NOT NULL") > 0, "no pointer was checked"

@@ -43,20 +43,23 @@ public struct ReceiptBytesIndex {
 
     /// Where each receipt of a batch (its SHA-256 in hex, and when its request
     /// arrived) puts its bytes: in a recent row of the same bytes, else in the
-    /// batch's first receipt of those bytes, else in its own row.
+    /// batch's first receipt of those bytes, else in its own row. The first
+    /// receipt of some bytes decides for the batch's others, so that equal
+    /// receipts of a batch are written alike.
     public mutating func place(_ receipts: [(sha256Hex: String, receivedAtMs: Int64)]) -> [Placement] {
-        var firstInBatch: [Digest: Int] = [:]
+        var firstInBatch: [Digest: (index: Int, placement: Placement)] = [:]
         return receipts.enumerated().map { index, receipt in
             guard let digest = Digest(hex: receipt.sha256Hex) else { return .stored }
+            if let first = firstInBatch[digest] {
+                return first.placement == .stored ? .storedWithReceipt(at: first.index) : first.placement
+            }
+            var placement = Placement.stored
             if let holder = holders.value(for: digest),
                receipt.receivedAtMs - holder.receivedAtMs <= Self.windowMilliseconds {
-                return .storedIn(receiptID: holder.receiptID)
+                placement = .storedIn(receiptID: holder.receiptID)
             }
-            if let earlier = firstInBatch[digest] {
-                return .storedWithReceipt(at: earlier)
-            }
-            firstInBatch[digest] = index
-            return .stored
+            firstInBatch[digest] = (index, placement)
+            return placement
         }
     }
 
