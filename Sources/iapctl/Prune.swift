@@ -52,7 +52,8 @@ struct Prune: ParsableCommand {
                   AND NOT EXISTS (
                     SELECT 1 FROM receipts reader
                     WHERE reader.sha256 = r.sha256 AND reader.bytes_in = r.receipt_id
-                      AND (reader.received_at >= ? OR (reader.verified_at IS NULL AND reader.retry_final_state IS NULL)))
+                      AND (reader.received_at >= ?
+                        OR (reader.verified_at IS NULL AND reader.retry_final_state IS NULL)))
                 LIMIT \(Self.chunkRows)
                 """,
                 [.text(cutoff), .text(cutoff)]

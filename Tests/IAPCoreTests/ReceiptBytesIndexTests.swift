@@ -36,7 +36,8 @@ final class ReceiptBytesIndexTests: XCTestCase {
         var index = ReceiptBytesIndex(capacity: 8)
         index.remember(sha256Hex: first, receiptID: 3, receivedAtMs: 0)
         let end = ReceiptBytesIndex.windowMilliseconds
-        XCTAssertEqual(index.place([(first, end), (first, end + 1)]), [.storedIn(receiptID: 3), .storedIn(receiptID: 3)])
+        XCTAssertEqual(
+            index.place([(first, end), (first, end + 1)]), [.storedIn(receiptID: 3), .storedIn(receiptID: 3)])
     }
 
     func testTheWindowIsAtMostHalfOfPrunesShortestRetention() {

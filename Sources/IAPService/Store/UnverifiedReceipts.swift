@@ -44,7 +44,8 @@ struct UnverifiedReceipts {
             """,
             [.text(time.sql), .text(now.sql), .integer(Int64(limit))]
         ).rows.compactMap { row in
-            guard let id = row[0].flatMap({ UInt64($0) }), let sha256 = row[1], let userID = row[5], let attempts = row[7].flatMap({ Int($0) })
+            guard let id = row[0].flatMap({ UInt64($0) }), let sha256 = row[1], let userID = row[5],
+                  let attempts = row[7].flatMap({ Int($0) })
             else { return nil }
             return Row(
                 receiptID: id, sha256: sha256, receiptData: row[2], orderID: row[3], transactionID: row[4],
