@@ -6,7 +6,12 @@ import MariaDB
 /// and keeps everything else: the SHA-256, the audit rows, Apple's answers,
 /// the transactions and orders. Rows whose verification is still open keep
 /// their bytes, whatever their age: `retry-pending` needs them to finish a
-/// paid purchase.
+/// paid purchase. So does an old row whose bytes a row within retention, or
+/// still open, reads through `bytes_in` (the bytes are stored once): they are
+/// kept where they are, not moved, and go with the last row that needs them.
+/// The service names only rows of the last 12 hours in a new `bytes_in`
+/// (`ReceiptBytesIndex`), so a row prune clears (a day old at least) is never
+/// named by a row written while it runs.
 struct Prune: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Remove receipt bytes older than a retention period (hashes, audit rows and transactions stay).")
@@ -31,28 +36,42 @@ struct Prune: ParsableCommand {
 
     func run() throws {
         let connection = try AdminDatabase.connect()
+        // One cutoff for every statement: the rows cleared and the rows counted are the same rows.
+        guard let cutoff = try connection.execute(
+            "SELECT UTC_TIMESTAMP(3) - INTERVAL ? DAY", [.integer(Int64(days!))]
+        ).first?[0].flatMap({ $0 }) else { throw AdminError("the database did not say what time it is") }
         var cleared: UInt64 = 0
+        // A row keeps its bytes while a row reading them through bytes_in (same sha256, whose index finds
+        // it) still needs them: received after the cutoff, or its verification still open.
         while true {
             let rows = try connection.execute(
                 """
-                UPDATE receipts SET receipt_data = NULL
-                WHERE received_at < UTC_TIMESTAMP(3) - INTERVAL ? DAY AND receipt_data IS NOT NULL
-                  AND (verified_at IS NOT NULL OR retry_final_state IS NOT NULL)
+                UPDATE receipts r SET r.receipt_data = NULL
+                WHERE r.received_at < ? AND r.receipt_data IS NOT NULL
+                  AND (r.verified_at IS NOT NULL OR r.retry_final_state IS NOT NULL)
+                  AND NOT EXISTS (
+                    SELECT 1 FROM receipts reader
+                    WHERE reader.sha256 = r.sha256 AND reader.bytes_in = r.receipt_id
+                      AND (reader.received_at >= ?
+                        OR (reader.verified_at IS NULL AND reader.retry_final_state IS NULL)))
                 LIMIT \(Self.chunkRows)
                 """,
-                [.integer(Int64(days!))]
+                [.text(cutoff), .text(cutoff)]
             ).affectedRows
             cleared += rows
             if rows < UInt64(Self.chunkRows) { break }
         }
         let kept = try connection.execute(
             """
-            SELECT COUNT(*) FROM receipts
-            WHERE received_at < UTC_TIMESTAMP(3) - INTERVAL ? DAY AND receipt_data IS NOT NULL
+            SELECT COALESCE(SUM(r.verified_at IS NULL AND r.retry_final_state IS NULL), 0), COUNT(*)
+            FROM receipts r WHERE r.received_at < ? AND r.receipt_data IS NOT NULL
             """,
-            [.integer(Int64(days!))]
-        ).first?[0] ?? "0"
+            [.text(cutoff)]
+        ).first
+        let open = kept?[0].flatMap { Int($0) } ?? 0
+        let needed = (kept?[1].flatMap { Int($0) } ?? 0) - open
         print("cleared the bytes of \(cleared) receipt row(s) older than \(days!) days; "
-            + "\(kept ?? "0") older row(s) keep theirs: their verification is still open")
+            + "\(open + needed) older row(s) keep theirs: \(open) whose verification is still open, "
+            + "\(needed) whose bytes a newer or still open row reads through bytes_in")
     }
 }

@@ -177,7 +177,7 @@ public final class PendingReceipts {
     }
 
     /// Sends a batch to Apple at once and waits for every outcome. A row whose
-    /// stored receipt cannot be read is given up: no attempt can succeed.
+    /// stored receipt is gone or cannot be read is given up: no attempt can succeed.
     private func askApple(
         about rows: [UnverifiedReceipts.Row], _ apple: AppleClient, _ store: UnverifiedReceipts,
         _ policy: PendingRetryPolicy, _ summary: inout Summary
@@ -185,10 +185,11 @@ public final class PendingReceipts {
         let outcomes = WorkQueue<(Verification.Pending, AppleOutcome)>(limit: QueueLimit(jobs: rows.count))
         var asked = 0
         for row in rows {
-            guard let receipt = try? ReceiptData.normalise(row.receiptData) else {
-                try record(
-                    row, attempts: row.attempts + 1, next: .giveUp(reason: "the stored receipt data cannot be read"),
-                    store, &summary)
+            guard let data = row.receiptData, let receipt = try? ReceiptData.normalise(data) else {
+                let reason = row.receiptData == nil
+                    ? "the receipt's bytes are gone (receipt_data NULL, in its bytes_in row too)"
+                    : "the stored receipt data cannot be read"
+                try record(row, attempts: row.attempts + 1, next: .giveUp(reason: reason), store, &summary)
                 continue
             }
             let request = VerifyRequest(

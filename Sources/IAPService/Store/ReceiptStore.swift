@@ -19,34 +19,72 @@ struct ReceiptStore {
     /// `RowChunks` sizes. The ids are the ones the database returns: computing
     /// them from the first insert id and the server's `auto_increment_increment`
     /// breaks when a failover or a Galera membership change alters the numbering.
-    func record(_ receipts: [NewReceipt]) throws -> [UInt64] {
-        guard receipts.count > 1 else { return try insert(receipts) }
-        return try connection.transaction {
-            var ids: [UInt64] = []
-            var rest = receipts[...]
-            for size in RowChunks.exact(receipts.count) {
-                ids += try insert(Array(rest.prefix(size)))
-                rest = rest.dropFirst(size)
-            }
-            return ids
+    ///
+    /// A receipt whose bytes `index` knows in a recent row is written without
+    /// them, naming that row (`bytes_in`); so is a receipt whose bytes an
+    /// earlier receipt of the batch stores, in a statement after that one's.
+    /// Rows that store their bytes are remembered in `index` once committed.
+    func record(_ receipts: [NewReceipt], index: inout ReceiptBytesIndex) throws -> [UInt64] {
+        let placements = index.place(receipts.map { ($0.request.receipt.sha256Hex, $0.receivedAt.milliseconds) })
+        let ids = receipts.count == 1
+            ? try insert(receipts, placed: placements)
+            : try connection.transaction { try insert(receipts, placed: placements) }
+        for (receipt, (placement, id)) in zip(receipts, zip(placements, ids)) where placement == .stored {
+            index.remember(sha256Hex: receipt.request.receipt.sha256Hex, receiptID: id,
+                           receivedAtMs: receipt.receivedAt.milliseconds)
         }
+        return ids
     }
 
-    /// One INSERT of `receipts`, each given back the id of its own row. Rows
-    /// come back with every column the receipt sets but its bytes (the SHA-256
-    /// stands for them) and its time, and each receipt takes a row equal to it:
-    /// rows that are equal are interchangeable, so no order of the returned
-    /// rows is assumed.
-    private func insert(_ receipts: [NewReceipt]) throws(MariaDBError) -> [UInt64] {
-        let returned = receipts.map(Self.returnedColumns)
-        let parameters = zip(receipts, returned).flatMap { receipt, columns -> [SQLValue] in
-            columns.map(SQLValue.optional) + [.asciiBytes(receipt.request.receipt.base64), .text(receipt.receivedAt.sql)]
+    /// The rows of `receipts`, in as few statements as their placements allow:
+    /// the ones whose bytes are stored in a row of this batch come after it.
+    private func insert(_ receipts: [NewReceipt], placed placements: [ReceiptBytesIndex.Placement]) throws -> [UInt64] {
+        var ids = [UInt64](repeating: 0, count: receipts.count)
+        let afterTheirHolder = placements.map {
+            if case .storedWithReceipt = $0 { return true }
+            return false
+        }
+        let first = placements.indices.filter { !afterTheirHolder[$0] }
+        let second = placements.indices.filter { afterTheirHolder[$0] }
+        for positions in [first, second] where !positions.isEmpty {
+            let rows = positions.map { position -> (NewReceipt, UInt64?) in
+                switch placements[position] {
+                case .stored: return (receipts[position], nil)
+                case .storedIn(let receiptID): return (receipts[position], receiptID)
+                case .storedWithReceipt(let holder): return (receipts[position], ids[holder])
+                }
+            }
+            var rest = rows[...]
+            var written: [UInt64] = []
+            for size in RowChunks.exact(rows.count) {
+                written += try insert(Array(rest.prefix(size)))
+                rest = rest.dropFirst(size)
+            }
+            for (position, id) in zip(positions, written) { ids[position] = id }
+        }
+        return ids
+    }
+
+    /// One INSERT of `receipts`, each with its bytes or the row that holds
+    /// them, and given back the id of its own row. Rows come back with every
+    /// column the receipt sets but its bytes (the SHA-256 stands for them) and
+    /// its time, and each receipt takes a row equal to it: rows that are equal
+    /// are interchangeable (the same bytes in one statement are all stored, or
+    /// all in one row), so no order of the returned rows is assumed.
+    private func insert(_ receipts: [(NewReceipt, bytesIn: UInt64?)]) throws(MariaDBError) -> [UInt64] {
+        let returned = receipts.map { Self.returnedColumns($0.0) }
+        let parameters = zip(receipts, returned).flatMap { row, columns -> [SQLValue] in
+            let (receipt, bytesIn) = row
+            return columns.map(SQLValue.optional) + [
+                bytesIn == nil ? .asciiBytes(receipt.request.receipt.base64) : .null,
+                bytesIn.map { .integer(Int64($0)) } ?? .null, .text(receipt.receivedAt.sql),
+            ]
         }
         let rows = try connection.execute(
             """
             INSERT INTO receipts (sha256, order_id, transaction_id, app_version, user_id, client_ip, receipt_data,
-              received_at)
-            VALUES \(SQLPlaceholders.rows(receipts.count, columns: 8))
+              bytes_in, received_at)
+            VALUES \(SQLPlaceholders.rows(receipts.count, columns: 9))
             RETURNING receipt_id, sha256, order_id, transaction_id, app_version, user_id, client_ip
             """,
             parameters

@@ -10,7 +10,9 @@ struct UnverifiedReceipts {
     struct Row {
         let receiptID: UInt64
         let sha256: String
-        let receiptData: String
+        /// The receipt's bytes, in the row or in the row its `bytes_in` names;
+        /// nil when neither holds them (deleted by hand: prune keeps them).
+        let receiptData: String?
         let orderID: String?
         let transactionID: String?
         let userID: String
@@ -28,23 +30,25 @@ struct UnverifiedReceipts {
     /// same empty data, so it would also close them as "superseded" by one another).
     /// `receipts_retry_due` holds every other condition, so only the open rows
     /// are read (EXPLAIN on MariaDB 10.11: a range over them, with 200,000
-    /// completed and 5,000 given-up rows beside them).
+    /// completed and 5,000 given-up rows beside them). A row that stored its
+    /// bytes once already (`bytes_in`) reads them from that row, by its key.
     func due(receivedBefore time: Timestamp, now: Timestamp, limit: Int) throws(MariaDBError) -> [Row] {
         try connection.execute(
             """
-            SELECT receipt_id, sha256, receipt_data, order_id, transaction_id, user_id, app_version, retry_attempts
-            FROM receipts
-            WHERE verified_at IS NULL AND retry_final_state IS NULL AND received_at < ?
-              AND (retry_next_at IS NULL OR retry_next_at <= ?) AND kind = 'receipt'
-            ORDER BY receipt_id LIMIT ?
+            SELECT r.receipt_id, r.sha256, COALESCE(r.receipt_data, holder.receipt_data), r.order_id,
+              r.transaction_id, r.user_id, r.app_version, r.retry_attempts
+            FROM receipts r LEFT JOIN receipts holder ON holder.receipt_id = r.bytes_in
+            WHERE r.verified_at IS NULL AND r.retry_final_state IS NULL AND r.received_at < ?
+              AND (r.retry_next_at IS NULL OR r.retry_next_at <= ?) AND r.kind = 'receipt'
+            ORDER BY r.receipt_id LIMIT ?
             """,
             [.text(time.sql), .text(now.sql), .integer(Int64(limit))]
         ).rows.compactMap { row in
-            guard let id = row[0].flatMap({ UInt64($0) }), let sha256 = row[1], let data = row[2],
-                  let userID = row[5], let attempts = row[7].flatMap({ Int($0) })
+            guard let id = row[0].flatMap({ UInt64($0) }), let sha256 = row[1], let userID = row[5],
+                  let attempts = row[7].flatMap({ Int($0) })
             else { return nil }
             return Row(
-                receiptID: id, sha256: sha256, receiptData: data, orderID: row[3], transactionID: row[4],
+                receiptID: id, sha256: sha256, receiptData: row[2], orderID: row[3], transactionID: row[4],
                 userID: userID, appVersion: row[6], attempts: attempts)
         }
     }

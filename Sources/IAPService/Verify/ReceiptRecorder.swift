@@ -16,6 +16,10 @@ import MariaDB
 /// `retry_later` at once, unrecorded. One recorded but refused by Apple's full
 /// queue is answered `retry_later` too, and stays unverified for the app's
 /// retry or `iapctl retry-pending`.
+///
+/// A receipt's bytes are stored once: the thread keeps the rows it wrote with
+/// their bytes (`ReceiptBytesIndex`, in memory, no query), and a new row of the
+/// same bytes names one of them (`bytes_in`) instead of storing them again.
 final class ReceiptRecorder: Sendable {
     /// A receipt waiting to be recorded, and where its answer goes.
     private struct Job: Sendable {
@@ -26,6 +30,9 @@ final class ReceiptRecorder: Sendable {
 
     /// Receipts recorded in one statement at most.
     static let batchLimit = 16
+    /// Rows whose bytes the thread remembers (about 100 bytes each): more than
+    /// the distinct receipts apps retry within minutes at thousands a second.
+    static let bytesIndexCapacity = 16_384
 
     private let queue: WorkQueue<Job>
     private let apple: AppleClient
@@ -51,10 +58,11 @@ final class ReceiptRecorder: Sendable {
     func start(database: Database) {
         startThread { [self] in
             let store = ReceiptStore(connection: WorkerContext(database: database).connection)
+            var index = ReceiptBytesIndex(capacity: Self.bytesIndexCapacity)
             while let batch = queue.pop(upTo: Self.batchLimit) {
                 let newReceipts = answerReplays(batch, connection: store.connection)
                 if !newReceipts.isEmpty {
-                    record(newReceipts, store: store)
+                    record(newReceipts, store: store, index: &index)
                 }
             }
         }
@@ -94,14 +102,14 @@ final class ReceiptRecorder: Sendable {
         }
     }
 
-    private func record(_ batch: [Job], store: ReceiptStore) {
+    private func record(_ batch: [Job], store: ReceiptStore, index: inout ReceiptBytesIndex) {
         let receiptIDs: [UInt64?]
         do {
-            receiptIDs = try store.record(batch.map(\.receipt))
+            receiptIDs = try store.record(batch.map(\.receipt), index: &index)
         } catch {
             Log.event("verify: receipt not recorded: \(error)")
             // One row the database refuses must not fail the others: each alone.
-            receiptIDs = batch.count == 1 ? [nil] : batch.map { try? store.record([$0.receipt]).first }
+            receiptIDs = batch.count == 1 ? [nil] : batch.map { try? store.record([$0.receipt], index: &index).first }
         }
         for (job, receiptID) in zip(batch, receiptIDs) {
             let request = job.receipt.request

@@ -8,7 +8,8 @@ import MariaDB
 /// INSERT of up to `RowChunks.largest` rows, one commit for up to
 /// `batchLimit`), since a commit per retried receipt would cost more than the
 /// replay itself. The receipt's bytes are not stored again: `replay_of` names
-/// the row that holds them.
+/// the row whose answer was reused, which holds them or names the row that
+/// does (`bytes_in`); view `receipt_bytes` follows both.
 ///
 /// Its queue is bounded (`QueueLimit`); a row it cannot take, or that the
 /// database refuses, is logged and lost: the answer has been given already.
