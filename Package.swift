@@ -6,6 +6,16 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
 
+/// iap-fcgi carries the Swift runtime and Foundation in its own binary, linked by lld with packed
+/// relative relocations (DT_RELR, glibc 2.36+): an idle process then maps 25.5 MiB instead of 32.6-33.3.
+/// Linked to the shared libraries, it loaded 14 of them (Foundation and ICU come with swift-crypto and
+/// swift-certificates) and touched 13 MiB of their code at start; linked in, only the code it uses is
+/// there, and the dynamic loader no longer reads 2 MiB of relocations. The archives named here are
+/// those the static Foundation needs that the modules, compiled against the shared one, do not name.
+let iapFCGILinkerSettings: [LinkerSetting] = [
+    .unsafeFlags(["-static-stdlib", "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"]),
+] + ["CoreFoundation", "_FoundationCShims", "_FoundationCollections", "_FoundationICU"].map { .linkedLibrary($0) }
+
 let package = Package(
     name: "iap-fcgi",
     platforms: [.macOS(.v13)],
@@ -69,7 +79,10 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .executableTarget(name: "iap-fcgi", dependencies: ["IAPService"], swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "iap-fcgi", dependencies: ["IAPService"], swiftSettings: swiftSettings,
+            linkerSettings: iapFCGILinkerSettings
+        ),
         .executableTarget(
             name: "iapctl",
             dependencies: [
