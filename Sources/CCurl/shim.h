@@ -4,6 +4,7 @@
 #define CCURL_SHIM_H
 #include <curl/curl.h>
 #include <openssl/ssl.h>
+#include <string.h>
 #include <sys/epoll.h>
 
 typedef size_t (*CCurl_write_callback)(char *data, size_t size, size_t count, void *context);
@@ -63,6 +64,21 @@ static inline CURLcode CCurl_release_idle_tls_buffers(CURL *handle, void *ssl_ct
 
 static inline CURLcode CCurl_easy_setopt_release_idle_tls_buffers(CURL *handle) {
     return curl_easy_setopt(handle, CURLOPT_SSL_CTX_FUNCTION, CCurl_release_idle_tls_buffers);
+}
+
+/// Whether the connection of the transfer under way speaks HTTP/2: its TLS
+/// handshake chose "h2" by ALPN. Known once the connection is made (from the
+/// pre-request callback on); 0 when it is not, or not yet.
+static inline int CCurl_easy_negotiated_http2(CURL *handle) {
+    struct curl_tlssessioninfo *session = NULL;
+    if (curl_easy_getinfo(handle, CURLINFO_TLS_SSL_PTR, &session) != CURLE_OK || session == NULL
+        || session->backend != CURLSSLBACKEND_OPENSSL || session->internals == NULL) {
+        return 0;
+    }
+    const unsigned char *protocol = NULL;
+    unsigned int length = 0;
+    SSL_get0_alpn_selected((SSL *)session->internals, &protocol, &length);
+    return length == 2 && memcmp(protocol, "h2", 2) == 0;
 }
 
 static inline CURLMcode CCurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {

@@ -27,7 +27,8 @@ public final class CurlMulti {
     /// default, 4 per transfer added at the moment, shrinks as calls finish and
     /// closes connections the next burst must open again with a TLS handshake
     /// (seen: ~3% of calls paying one at 64 calls at once, steady).
-    public init(maxConnections: Int) throws(CurlError) {
+    /// `maxStreamsPerConnection`: requests one HTTP/2 connection carries at once.
+    public init(maxConnections: Int, maxStreamsPerConnection: Int = 100) throws(CurlError) {
         guard curlInitialised, let handle = curl_multi_init() else {
             throw CurlError(function: "curl_multi_init", code: -1, message: "libcurl could not be initialised")
         }
@@ -45,6 +46,9 @@ public final class CurlMulti {
         _ = CCurl_epoll_watch(epoll, wakePipe.read, 1, 0, 1)
 
         try CurlError.check(CCurl_multi_setopt_long(handle, CURLMOPT_MAXCONNECTS, maxConnections), "CURLMOPT_MAXCONNECTS")
+        try CurlError.check(
+            CCurl_multi_setopt_long(handle, CURLMOPT_MAX_CONCURRENT_STREAMS, maxStreamsPerConnection),
+            "CURLMOPT_MAX_CONCURRENT_STREAMS")
         let context = Unmanaged.passUnretained(self).toOpaque()
         try CurlError.check(CCurl_multi_setopt_pointer(handle, CURLMOPT_SOCKETDATA, context), "CURLMOPT_SOCKETDATA")
         try CurlError.check(CCurl_multi_setopt_pointer(handle, CURLMOPT_TIMERDATA, context), "CURLMOPT_TIMERDATA")
