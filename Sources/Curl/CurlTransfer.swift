@@ -74,6 +74,10 @@ public final class CurlTransfer {
         // Apple's answers are a few KiB: a smaller receive buffer than the
         // default 16 KiB, times thousands of calls at once.
         try set(CURLOPT_BUFFERSIZE, 8192)
+        // The request goes through an upload buffer (64 KiB by default) held
+        // for the whole call; a verifyReceipt body is a few KiB (a larger one
+        // is sent in pieces). 16 KiB is libcurl's least.
+        try set(CURLOPT_UPLOAD_BUFFERSIZE, 16384)
         try CurlError.check(CCurl_easy_setopt_release_idle_tls_buffers(handle), "CURLOPT_SSL_CTX_FUNCTION")
         try CurlError.check(CCurl_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "https"), "CURLOPT_PROTOCOLS_STR")
         // No "Expect: 100-continue": it costs a round trip per receipt.
