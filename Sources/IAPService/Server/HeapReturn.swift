@@ -11,7 +11,7 @@ import Glibc
 /// runs. (Capping glibc at two arenas gave the same figures and cost throughput
 /// in lock contention, so arenas are left as they are.)
 enum HeapReturn {
-    static let trimIntervalSeconds: UInt32 = 5
+    static let trimIntervalSeconds: UInt32 = 1
 
     static func start() {
         startThread {
