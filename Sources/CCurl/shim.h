@@ -5,6 +5,9 @@
 #include <curl/curl.h>
 #include <openssl/ssl.h>
 #include <string.h>
+#include <stdio.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
 #include <sys/epoll.h>
 
 typedef size_t (*CCurl_write_callback)(char *data, size_t size, size_t count, void *context);
@@ -79,6 +82,36 @@ static inline int CCurl_easy_negotiated_http2(CURL *handle) {
     unsigned int length = 0;
     SSL_get0_alpn_selected((SSL *)session->internals, &protocol, &length);
     return length == 2 && memcmp(protocol, "h2", 2) == 0;
+}
+
+typedef int (*CCurl_close_socket_callback)(void *context, curl_socket_t socket);
+
+static inline CURLcode CCurl_easy_setopt_close_socket_function(CURL *handle, CCurl_close_socket_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_CLOSESOCKETFUNCTION, callback);
+}
+
+/// Names a connected socket as the pre-request callback's arguments name its
+/// connection: "remote-address:remote-port local-port". Returns 0 when it has no peer.
+static inline int CCurl_socket_connection_key(int socket, char *buffer, size_t capacity) {
+    struct sockaddr_storage peer, local;
+    socklen_t peerLength = sizeof(peer), localLength = sizeof(local);
+    if (getpeername(socket, (struct sockaddr *)&peer, &peerLength) != 0
+        || getsockname(socket, (struct sockaddr *)&local, &localLength) != 0) {
+        return 0;
+    }
+    char address[INET6_ADDRSTRLEN] = "";
+    int remotePort, localPort;
+    if (peer.ss_family == AF_INET6) {
+        inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&peer)->sin6_addr, address, sizeof(address));
+        remotePort = ntohs(((struct sockaddr_in6 *)&peer)->sin6_port);
+        localPort = ntohs(((struct sockaddr_in6 *)&local)->sin6_port);
+    } else {
+        inet_ntop(AF_INET, &((struct sockaddr_in *)&peer)->sin_addr, address, sizeof(address));
+        remotePort = ntohs(((struct sockaddr_in *)&peer)->sin_port);
+        localPort = ntohs(((struct sockaddr_in *)&local)->sin_port);
+    }
+    snprintf(buffer, capacity, "%s:%d %d", address, remotePort, localPort);
+    return 1;
 }
 
 static inline CURLMcode CCurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {

@@ -16,6 +16,8 @@ public final class CurlMulti {
     /// A pipe whose read end is in the epoll set: a byte written wakes `wait`.
     private let wakePipe: (read: Int32, write: Int32)
     private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    /// Connections libcurl closed, named as `CurlTransfer.Connection.key`.
+    private let closedConnections = ClosedConnections()
     private var watched: Set<Int32> = []
     /// When curl wants `socket_action(CURL_SOCKET_TIMEOUT)`; nil: no timer.
     private var timerDeadline: UInt64?
@@ -79,6 +81,19 @@ public final class CurlMulti {
 
     /// Starts a prepared transfer.
     public func add(_ transfer: CurlTransfer) throws(CurlError) {
+        // A connection keeps the close callback of the transfer that opened it.
+        try CurlError.check(
+            CCurl_easy_setopt_pointer(transfer.handle, CURLOPT_CLOSESOCKETDATA, Unmanaged.passUnretained(closedConnections).toOpaque()),
+            "CURLOPT_CLOSESOCKETDATA")
+        try CurlError.check(
+            CCurl_easy_setopt_close_socket_function(transfer.handle) { context, socket in
+                var key = [CChar](repeating: 0, count: 80)
+                if CCurl_socket_connection_key(socket, &key, key.count) != 0 {
+                    let name = String(decoding: key.prefix { $0 != 0 }.map(UInt8.init(bitPattern:)), as: UTF8.self)
+                    Unmanaged<ClosedConnections>.fromOpaque(context!).takeUnretainedValue().keys.append(name)
+                }
+                return close(socket)
+            }, "CURLOPT_CLOSESOCKETFUNCTION")
         try CurlError.check(curl_multi_add_handle(handle, transfer.handle), "curl_multi_add_handle")
         running[transfer.handle] = transfer
     }
@@ -122,6 +137,12 @@ public final class CurlMulti {
         }
     }
 
+    /// The connections libcurl closed since the last call (`CurlTransfer.Connection.key`).
+    public func takeClosedConnections() -> [String] {
+        defer { closedConnections.keys.removeAll() }
+        return closedConnections.keys
+    }
+
     /// Ends a `wait` early. Safe from any thread.
     public func wakeUp() {
         var byte: UInt8 = 1
@@ -160,4 +181,9 @@ public final class CurlMulti {
         clock_gettime(CLOCK_MONOTONIC, &now)
         return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
+}
+
+/// Filled by libcurl's close-socket callback, on the driving thread; outlives the multi handle's cleanup.
+private final class ClosedConnections {
+    var keys: [String] = []
 }
