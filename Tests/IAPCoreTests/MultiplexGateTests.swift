@@ -90,4 +90,14 @@ final class MultiplexGateTests: XCTestCase {
         gate.closed("a")
         XCTAssertEqual(gate.admit(freshConnection: false), .opensNewConnection)
     }
+
+    func testAServerThatTakesHTTP2AgainIsLearntAnew() {
+        var gate = MultiplexGate(streamsPerConnection: 5)
+        gate.requestBegan(gate.admit(freshConnection: false)!, on: "a", multiplexed: false)
+        XCTAssertEqual(gate.admit(freshConnection: false), .unrestricted)
+        gate.requestBegan(.unrestricted, on: "b", multiplexed: true)
+        XCTAssertEqual(gate.serverProtocol, .unknown)
+        XCTAssertEqual(gate.admit(freshConnection: false), .opensConnection)
+        XCTAssertNil(gate.admit(freshConnection: false))
+    }
 }

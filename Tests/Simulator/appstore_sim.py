@@ -343,8 +343,8 @@ class Settings:
 
 
 class Stats:
-    """Requests that reached /verifyReceipt (so after the TLS handshake), per endpoint; open connections
-    to both endpoints, in all and per protocol ("http1", "http2")."""
+    """Requests that reached /verifyReceipt (so after the TLS handshake), per endpoint and per protocol
+    ("http1", "http2"); open connections to both endpoints, in all and per protocol."""
     PROTOCOLS = ("http1", "http2")
 
     def __init__(self):
@@ -355,12 +355,14 @@ class Stats:
 
     def reset(self):
         self.per_environment = {e: {"requests": 0, "dropped": 0, "status": {}} for e in ENVIRONMENTS}
+        self.per_protocol = dict.fromkeys(self.PROTOCOLS, 0)
         self.max_inflight = self.inflight  # gauges carry on: those requests and connections are still open
         self.max_connections = self.connections
         self.max_open = dict(self.open)
 
-    def arrived(self, environment):
+    def arrived(self, environment, protocol):
         self.per_environment[environment]["requests"] += 1
+        self.per_protocol[protocol] += 1
         self.inflight += 1
         if self.inflight > self.max_inflight:
             self.max_inflight = self.inflight
@@ -389,6 +391,7 @@ class Stats:
         counts = {**self.per_environment, "inflight": self.inflight, "max_inflight": self.max_inflight,
                   "connections": self.connections, "max_connections": self.max_connections}
         for protocol in self.PROTOCOLS:
+            counts[protocol + "_requests"] = self.per_protocol[protocol]
             counts[protocol + "_connections"] = self.open[protocol]
             counts["max_" + protocol + "_connections"] = self.max_open[protocol]
         return counts
@@ -870,7 +873,7 @@ class AppleSite:
             return
         sim, environment = self.simulator, self.environment
         settings = sim.settings
-        sim.stats.arrived(environment)
+        sim.stats.arrived(environment, "http2" if isinstance(exchange, HTTP2Stream) else "http1")
         fault = settings.take_fault(environment, request.arrived)
         if fault is DROP:
             status, body = None, None

@@ -18,7 +18,8 @@
 /// `maxConnectionsOpening` calls open new connections at once
 /// (`CURLOPT_FRESH_CONNECT`, which never attaches to another), one per
 /// `streamsPerConnection` calls waiting. A server that does not multiplex gets
-/// one call per connection, at once, as over HTTP/1.1.
+/// one call per connection, at once, as over HTTP/1.1, until one of its
+/// connections speaks HTTP/2 again.
 ///
 /// A connection counts for room only while calls are on it: an idle one may
 /// have been closed by the server without libcurl noticing yet, and the next
@@ -89,7 +90,11 @@ public struct MultiplexGate: Sendable {
     /// An admitted call's request began on `connection` (any key naming the
     /// connection), `multiplexed` when it speaks HTTP/2.
     public mutating func requestBegan(_ admission: Admission, on connection: String, multiplexed: Bool) {
-        guard admission != .unrestricted else { return }
+        guard admission != .unrestricted else {
+            // The server took HTTP/2 again (a new deployment): learn it anew from the next call.
+            if multiplexed { serverProtocol = .unknown }
+            return
+        }
         notPending(admission)
         guard multiplexed else {
             serverProtocol = .oneCallPerConnection
