@@ -414,7 +414,7 @@ class Request:
     def __init__(self, method, path, body, keep_alive, arrived, authorization=None, query=""):
         self.method, self.path, self.body, self.keep_alive, self.arrived = method, path, body, keep_alive, arrived
         self.authorization = authorization  # the Authorization header as sent (the Server API's bearer token)
-        self.query = query  # after "?", HTTP/1.1 only (Get Notification History's paginationToken)
+        self.query = query  # after "?" (Get Notification History's paginationToken)
 
 
 class BadRequest(Exception):
@@ -711,7 +711,7 @@ class HTTP2Connection(asyncio.Protocol):
     def _request_received(self, event):
         headers = dict(event.headers)
         self.streams[event.stream_id] = HTTP2Stream(self, event.stream_id, headers.get(":method", ""),
-                                                    headers.get(":path", "").split("?", 1)[0],
+                                                    headers.get(":path", ""),
                                                     headers.get("authorization"))
 
     def _data_received(self, event):
@@ -730,8 +730,9 @@ class HTTP2Connection(asyncio.Protocol):
         if stream is None or stream.body is None:
             return
         body, stream.body = b"".join(stream.body), None
-        self.site.handle(stream, Request(stream.method, stream.path, body, True, self.loop.time(),
-                                         stream.authorization))
+        path, _, query = stream.path.partition("?")
+        self.site.handle(stream, Request(stream.method, path, body, True, self.loop.time(),
+                                         stream.authorization, query))
 
     def _stream_reset(self, event):
         """The client gave up on a stream (its timeout, say)."""

@@ -11,6 +11,7 @@ import pytest
 from support import PAY_6, assert_verify_answer, new_transaction_id, new_user_id, wait_until
 
 CONCURRENT = 8  # the test stack's IAP_APPLE_MAX_CALLS
+CALLS_PER_ENVIRONMENT = 3  # the service's retry policy
 
 
 def new_receipt(receipts):
@@ -35,6 +36,13 @@ def verify_at_once(api, receipts, count):
         return list(pool.map(lambda pair: api.verify(pair[0], user_id=pair[1]), made))
 
 
+def delivered_at_once(api, simulator, receipts, count):
+    """`count` new receipts posted at once, each answered delivered; returns the simulator's counters."""
+    for answer in verify_at_once(api, receipts, count):
+        assert_verify_answer(answer, "delivered")
+    return simulator.stats()
+
+
 def test_a_verification_goes_over_http2(api, db, simulator, receipts):
     close_idle_connections(simulator, http2=True)
     receipt = new_receipt(receipts)
@@ -52,11 +60,8 @@ def test_calls_at_once_share_one_connection(api, simulator, receipts):
     open_before = close_idle_connections(simulator, http2=True)
     simulator.control(latency_ms=500)  # every call is under way while the others start
 
-    answers = verify_at_once(api, receipts, CONCURRENT)
+    stats = delivered_at_once(api, simulator, receipts, CONCURRENT)
 
-    for answer in answers:
-        assert_verify_answer(answer, "delivered")
-    stats = simulator.stats()
     assert stats["http2_requests"] == CONCURRENT and stats["http1_requests"] == 0, stats
     assert stats["max_inflight"] > 1, f"the calls did not overlap: {stats}"
     new_connections = stats["max_http2_connections"] - open_before
@@ -67,21 +72,15 @@ def test_a_server_without_http2_gets_a_connection_per_call(api, simulator, recei
     close_idle_connections(simulator, http2=False)
     simulator.control(latency_ms=500)
 
-    answers = verify_at_once(api, receipts, CONCURRENT)
+    stats = delivered_at_once(api, simulator, receipts, CONCURRENT)
 
-    for answer in answers:
-        assert_verify_answer(answer, "delivered")
-    stats = simulator.stats()
     assert stats["http1_requests"] == CONCURRENT and stats["http2_requests"] == 0, stats
     assert stats["max_http1_connections"] > 1, f"HTTP/1.1 calls at once must not wait for one connection: {stats}"
 
     # Back to HTTP/2: the service takes it again on its next connections.
     close_idle_connections(simulator, http2=True)
     assert_verify_answer(api.verify(new_receipt(receipts), user_id=new_user_id()), "delivered")
-    answers = verify_at_once(api, receipts, 4)
-    for answer in answers:
-        assert_verify_answer(answer, "delivered")
-    stats = simulator.stats()
+    stats = delivered_at_once(api, simulator, receipts, 4)
     assert stats["http2_requests"] == 5 and stats["http1_requests"] == 0, stats
 
 
@@ -110,6 +109,25 @@ def test_faults_over_http2_defer_delivery_until_apple_recovers(api, db, simulato
     body = assert_verify_answer(api.verify(receipt, user_id=user_id), "delivered")
     assert [t["state"] for t in body["transactions"]] == ["delivered"]
     assert db.scalar("SELECT COUNT(*) FROM transactions WHERE user_id = %s", user_id) == 1
+
+
+def test_each_reset_stream_is_one_call_the_retry_policy_counts(api, db, simulator, receipts):
+    """libcurl may send a request again by itself; over HTTP/2 as over HTTP/1.1 (test_apple_retry_budget.py)
+    every call that reaches Apple must be one the policy counted: 3 per request, one at a time or many."""
+    delivered_at_once(api, simulator, receipts, CONCURRENT)  # connections to reuse
+    simulator.control(drop_connection=True, fail_next=0)
+    simulator.reset_stats()
+
+    assert_verify_answer(api.verify(new_receipt(receipts), user_id=new_user_id()), "retry_later")
+    assert_verify_answer(verify_at_once(api, receipts, 1)[0], "retry_later")
+    for answer in verify_at_once(api, receipts, CONCURRENT):
+        assert_verify_answer(answer, "retry_later")
+
+    stats = simulator.stats()
+    assert stats["production"]["requests"] == CALLS_PER_ENVIRONMENT * (CONCURRENT + 2), stats["production"]
+    assert stats["production"]["dropped"] == stats["production"]["requests"]
+    assert stats["sandbox"]["requests"] == 0
+    assert stats["http2_requests"] == stats["production"]["requests"] and stats["http1_requests"] == 0, stats
 
 
 def test_a_reset_stream_leaves_the_other_calls_on_the_connection_alone(api, simulator, receipts):
