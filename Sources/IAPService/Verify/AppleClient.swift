@@ -25,7 +25,7 @@ final class AppleClient: @unchecked Sendable {
     /// Requests one HTTP/2 connection carries at once (Apple's and the simulator's limit is higher).
     static let streamsPerConnection = 100
     /// Connections opening at once to one origin. With 8, a 2,000-call burst
-    /// reached 2,000 in flight ~0.5 s sooner, but 3 runs of 6 ended with 864
+    /// reached 2,000 in flight sooner, but 3 runs of 8 ended with 864
     /// connections (libcurl found no room where the gate counted some; not
     /// understood), so they open one after another (~20 in 1-1.7 s).
     static let connectionsOpeningAtOnce = 1
