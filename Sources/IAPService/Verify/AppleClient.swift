@@ -26,8 +26,8 @@ final class AppleClient: @unchecked Sendable {
     static let streamsPerConnection = 100
     /// Connections opening at once to one origin. With 8, a 2,000-call burst
     /// reached 2,000 in flight sooner, but 3 runs of 8 ended with 864
-    /// connections (libcurl found no room where the gate counted some; not
-    /// understood), so they open one after another (~20 in 1-1.7 s).
+    /// connections (cause not found), so they open one after another (20 in
+    /// 1-1.7 s on the loaded 2-core machine).
     static let connectionsOpeningAtOnce = 1
 
     private let endpoints: AppleEndpoints
