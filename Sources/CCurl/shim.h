@@ -4,6 +4,10 @@
 #define CCURL_SHIM_H
 #include <curl/curl.h>
 #include <openssl/ssl.h>
+#include <string.h>
+#include <stdio.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
 #include <sys/epoll.h>
 
 typedef size_t (*CCurl_write_callback)(char *data, size_t size, size_t count, void *context);
@@ -63,6 +67,51 @@ static inline CURLcode CCurl_release_idle_tls_buffers(CURL *handle, void *ssl_ct
 
 static inline CURLcode CCurl_easy_setopt_release_idle_tls_buffers(CURL *handle) {
     return curl_easy_setopt(handle, CURLOPT_SSL_CTX_FUNCTION, CCurl_release_idle_tls_buffers);
+}
+
+/// Whether the connection of the transfer under way speaks HTTP/2: its TLS
+/// handshake chose "h2" by ALPN. Known once the connection is made (from the
+/// pre-request callback on); 0 when it is not, or not yet.
+static inline int CCurl_easy_negotiated_http2(CURL *handle) {
+    struct curl_tlssessioninfo *session = NULL;
+    if (curl_easy_getinfo(handle, CURLINFO_TLS_SSL_PTR, &session) != CURLE_OK || session == NULL
+        || session->backend != CURLSSLBACKEND_OPENSSL || session->internals == NULL) {
+        return 0;
+    }
+    const unsigned char *protocol = NULL;
+    unsigned int length = 0;
+    SSL_get0_alpn_selected((SSL *)session->internals, &protocol, &length);
+    return length == 2 && memcmp(protocol, "h2", 2) == 0;
+}
+
+typedef int (*CCurl_close_socket_callback)(void *context, curl_socket_t socket);
+
+static inline CURLcode CCurl_easy_setopt_close_socket_function(CURL *handle, CCurl_close_socket_callback callback) {
+    return curl_easy_setopt(handle, CURLOPT_CLOSESOCKETFUNCTION, callback);
+}
+
+/// Names a connected socket as the pre-request callback's arguments name its
+/// connection: "remote-address:remote-port local-port". Returns 0 when it has no peer.
+static inline int CCurl_socket_connection_key(int socket, char *buffer, size_t capacity) {
+    struct sockaddr_storage peer, local;
+    socklen_t peerLength = sizeof(peer), localLength = sizeof(local);
+    if (getpeername(socket, (struct sockaddr *)&peer, &peerLength) != 0
+        || getsockname(socket, (struct sockaddr *)&local, &localLength) != 0) {
+        return 0;
+    }
+    char address[INET6_ADDRSTRLEN] = "";
+    int remotePort, localPort;
+    if (peer.ss_family == AF_INET6) {
+        inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&peer)->sin6_addr, address, sizeof(address));
+        remotePort = ntohs(((struct sockaddr_in6 *)&peer)->sin6_port);
+        localPort = ntohs(((struct sockaddr_in6 *)&local)->sin6_port);
+    } else {
+        inet_ntop(AF_INET, &((struct sockaddr_in *)&peer)->sin_addr, address, sizeof(address));
+        remotePort = ntohs(((struct sockaddr_in *)&peer)->sin_port);
+        localPort = ntohs(((struct sockaddr_in *)&local)->sin_port);
+    }
+    snprintf(buffer, capacity, "%s:%d %d", address, remotePort, localPort);
+    return 1;
 }
 
 static inline CURLMcode CCurl_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {

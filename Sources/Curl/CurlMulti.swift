@@ -16,6 +16,8 @@ public final class CurlMulti {
     /// A pipe whose read end is in the epoll set: a byte written wakes `wait`.
     private let wakePipe: (read: Int32, write: Int32)
     private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    /// Connections libcurl closed, named as `CurlTransfer.Connection.key`.
+    private let closedConnections = ClosedConnections()
     private var watched: Set<Int32> = []
     /// When curl wants `socket_action(CURL_SOCKET_TIMEOUT)`; nil: no timer.
     private var timerDeadline: UInt64?
@@ -27,7 +29,8 @@ public final class CurlMulti {
     /// default, 4 per transfer added at the moment, shrinks as calls finish and
     /// closes connections the next burst must open again with a TLS handshake
     /// (seen: ~3% of calls paying one at 64 calls at once, steady).
-    public init(maxConnections: Int) throws(CurlError) {
+    /// `maxStreamsPerConnection`: requests one HTTP/2 connection carries at once.
+    public init(maxConnections: Int, maxStreamsPerConnection: Int = 100) throws(CurlError) {
         guard curlInitialised, let handle = curl_multi_init() else {
             throw CurlError(function: "curl_multi_init", code: -1, message: "libcurl could not be initialised")
         }
@@ -45,6 +48,9 @@ public final class CurlMulti {
         _ = CCurl_epoll_watch(epoll, wakePipe.read, 1, 0, 1)
 
         try CurlError.check(CCurl_multi_setopt_long(handle, CURLMOPT_MAXCONNECTS, maxConnections), "CURLMOPT_MAXCONNECTS")
+        try CurlError.check(
+            CCurl_multi_setopt_long(handle, CURLMOPT_MAX_CONCURRENT_STREAMS, maxStreamsPerConnection),
+            "CURLMOPT_MAX_CONCURRENT_STREAMS")
         let context = Unmanaged.passUnretained(self).toOpaque()
         try CurlError.check(CCurl_multi_setopt_pointer(handle, CURLMOPT_SOCKETDATA, context), "CURLMOPT_SOCKETDATA")
         try CurlError.check(CCurl_multi_setopt_pointer(handle, CURLMOPT_TIMERDATA, context), "CURLMOPT_TIMERDATA")
@@ -75,6 +81,19 @@ public final class CurlMulti {
 
     /// Starts a prepared transfer.
     public func add(_ transfer: CurlTransfer) throws(CurlError) {
+        // A connection keeps the close callback of the transfer that opened it.
+        try CurlError.check(
+            CCurl_easy_setopt_pointer(transfer.handle, CURLOPT_CLOSESOCKETDATA, Unmanaged.passUnretained(closedConnections).toOpaque()),
+            "CURLOPT_CLOSESOCKETDATA")
+        try CurlError.check(
+            CCurl_easy_setopt_close_socket_function(transfer.handle) { context, socket in
+                var key = [CChar](repeating: 0, count: 80)
+                if CCurl_socket_connection_key(socket, &key, key.count) != 0 {
+                    let name = String(decoding: key.prefix { $0 != 0 }.map(UInt8.init(bitPattern:)), as: UTF8.self)
+                    Unmanaged<ClosedConnections>.fromOpaque(context!).takeUnretainedValue().keys.append(name)
+                }
+                return close(socket)
+            }, "CURLOPT_CLOSESOCKETFUNCTION")
         try CurlError.check(curl_multi_add_handle(handle, transfer.handle), "curl_multi_add_handle")
         running[transfer.handle] = transfer
     }
@@ -118,6 +137,12 @@ public final class CurlMulti {
         }
     }
 
+    /// The connections libcurl closed since the last call (`CurlTransfer.Connection.key`).
+    public func takeClosedConnections() -> [String] {
+        defer { closedConnections.keys.removeAll() }
+        return closedConnections.keys
+    }
+
     /// Ends a `wait` early. Safe from any thread.
     public func wakeUp() {
         var byte: UInt8 = 1
@@ -156,4 +181,9 @@ public final class CurlMulti {
         clock_gettime(CLOCK_MONOTONIC, &now)
         return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
     }
+}
+
+/// Filled by libcurl's close-socket callback, on the driving thread; outlives the multi handle's cleanup.
+private final class ClosedConnections {
+    var keys: [String] = []
 }

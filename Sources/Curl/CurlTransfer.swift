@@ -18,6 +18,21 @@ public final class CurlTransfer {
     public var responseLimit = 4 << 20
     /// Anything the owner wants to find again when the transfer completes.
     public var context: AnyObject?
+    /// Scheme, host and port of the current request's URL: the connections it may share.
+    public private(set) var origin = ""
+    /// The connection the current request went out on, once it began (nil before).
+    public private(set) var connection: Connection?
+    /// Runs on the driving thread, inside libcurl, when the current request
+    /// begins on its connection (`connection` is then known). It must only take note.
+    public var onRequestBegun: ((CurlTransfer) -> Void)?
+
+    /// The connection a request went out on.
+    public struct Connection: Sendable, Equatable {
+        /// Names the connection among those open: remote address and port, local port.
+        public let key: String
+        /// It speaks HTTP/2 (ALPN "h2"), so it may carry many requests at once.
+        public let multiplexed: Bool
+    }
 
     /// How a finished transfer ended.
     public enum Outcome: Sendable, Equatable {
@@ -27,12 +42,14 @@ public final class CurlTransfer {
         case connectionFailed(code: Int32)
     }
 
-    public init() throws(CurlError) {
+    /// `http2`: offer HTTP/2 by ALPN (HTTP/1.1 when the server does not take it);
+    /// otherwise HTTP/1.1 only.
+    public init(http2: Bool = false) throws(CurlError) {
         guard curlInitialised, let handle = curl_easy_init() else {
             throw CurlError(function: "curl_easy_init", code: -1, message: "libcurl could not be initialised")
         }
         self.handle = handle
-        try configureOnce()
+        try configureOnce(http2: http2)
     }
 
     deinit {
@@ -41,22 +58,26 @@ public final class CurlTransfer {
         curl_slist_free_all(requestHeaders)
     }
 
-    private func configureOnce() throws(CurlError) {
+    private func configureOnce(http2: Bool) throws(CurlError) {
         try set(CURLOPT_NOSIGNAL, 1)
         try set(CURLOPT_POST, 1)
         try set(CURLOPT_SSL_VERIFYPEER, 1)
         try set(CURLOPT_SSL_VERIFYHOST, 2)
         try set(CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2))
-        // HTTP/1.1 with keep-alive. HTTP/2 multiplexing (CURL_HTTP_VERSION_2TLS,
-        // CURLOPT_PIPEWAIT) was measured at 2,000 calls in flight against the
-        // simulator: most calls stalled (55 answers/s, p99 17 s) where HTTP/1.1
-        // gave 830+; it stays off until that is understood.
-        try set(CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1))
+        // HTTP/1.1 with keep-alive, or HTTP/2 when asked and the server takes
+        // it. Never CURLOPT_PIPEWAIT: libcurl 7.88 parks such transfers and lets
+        // one go per finished transfer (at 2,000 calls most stalled); the owner
+        // decides when a transfer starts (`MultiplexGate`).
+        try set(CURLOPT_HTTP_VERSION, Int(http2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1))
         try set(CURLOPT_TCP_KEEPALIVE, 1)
         try set(CURLOPT_FOLLOWLOCATION, 0)
         // Apple's answers are a few KiB: a smaller receive buffer than the
         // default 16 KiB, times thousands of calls at once.
         try set(CURLOPT_BUFFERSIZE, 8192)
+        // The request goes through an upload buffer (64 KiB by default) held
+        // for the whole call; a verifyReceipt body is a few KiB (a larger one
+        // is sent in pieces). 16 KiB is libcurl's least.
+        try set(CURLOPT_UPLOAD_BUFFERSIZE, 16384)
         try CurlError.check(CCurl_easy_setopt_release_idle_tls_buffers(handle), "CURLOPT_SSL_CTX_FUNCTION")
         try CurlError.check(CCurl_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "https"), "CURLOPT_PROTOCOLS_STR")
         // No "Expect: 100-continue": it costs a round trip per receipt.
@@ -85,10 +106,15 @@ public final class CurlTransfer {
         // decides whether to call again. (Redirects, authentication and
         // 100-continue, which also send again, are all off.)
         try CurlError.check(
-            CCurl_easy_setopt_prereq_function(handle) { context, _, _, _, _ in
+            CCurl_easy_setopt_prereq_function(handle) { context, remoteIP, _, remotePort, localPort in
                 let transfer = Unmanaged<CurlTransfer>.fromOpaque(context!).takeUnretainedValue()
                 transfer.requestsBegun += 1
-                return transfer.requestsBegun == 1 ? CURL_PREREQFUNC_OK : CURL_PREREQFUNC_ABORT
+                guard transfer.requestsBegun == 1 else { return CURL_PREREQFUNC_ABORT }
+                let remote = remoteIP.map { String(cString: $0) } ?? ""
+                transfer.connection = Connection(
+                    key: "\(remote):\(remotePort) \(localPort)", multiplexed: CCurl_easy_negotiated_http2(transfer.handle) != 0)
+                transfer.onRequestBegun?(transfer)
+                return CURL_PREREQFUNC_OK
             }, "CURLOPT_PREREQFUNCTION")
         try CurlError.check(
             CCurl_easy_setopt_pointer(handle, CURLOPT_PREREQDATA, Unmanaged.passUnretained(self).toOpaque()),
@@ -149,12 +175,28 @@ public final class CurlTransfer {
     private func prepareCommon(url: String, caFile: String?, connectTimeoutMs: Int, totalTimeoutMs: Int) throws(CurlError) {
         responseBody.removeAll(keepingCapacity: true)
         requestsBegun = 0
+        connection = nil
+        origin = Self.origin(of: url)
         try CurlError.check(CCurl_easy_setopt_string(handle, CURLOPT_URL, url), "CURLOPT_URL")
         if let caFile {
             try CurlError.check(CCurl_easy_setopt_string(handle, CURLOPT_CAINFO, caFile), "CURLOPT_CAINFO")
         }
+        try setTimeouts(connectTimeoutMs: connectTimeoutMs, totalTimeoutMs: totalTimeoutMs)
+    }
+
+    /// Sets the timeouts again, for a prepared transfer that waited before it started.
+    public func setTimeouts(connectTimeoutMs: Int, totalTimeoutMs: Int) throws(CurlError) {
         try set(CURLOPT_CONNECTTIMEOUT_MS, connectTimeoutMs)
         try set(CURLOPT_TIMEOUT_MS, totalTimeoutMs)
+    }
+
+    /// "https://host:port" of "https://host:port/path?query" (a scheme is always there: only HTTPS is spoken).
+    static func origin(of url: String) -> String {
+        let bytes = Array(url.utf8)
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return url }
+        let hostStart = min(colon + 3, bytes.count)
+        let end = bytes[hostStart...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.count
+        return String(decoding: bytes[..<end], as: UTF8.self)
     }
 
     /// Points the handle at `list` and frees the previous GET's own list (no transfer uses it any more).

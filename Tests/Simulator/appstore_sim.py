@@ -343,8 +343,8 @@ class Settings:
 
 
 class Stats:
-    """Requests that reached /verifyReceipt (so after the TLS handshake), per endpoint; open connections
-    to both endpoints, in all and per protocol ("http1", "http2")."""
+    """Requests that reached /verifyReceipt (so after the TLS handshake), per endpoint and per protocol
+    ("http1", "http2"); open connections to both endpoints, in all and per protocol."""
     PROTOCOLS = ("http1", "http2")
 
     def __init__(self):
@@ -355,12 +355,14 @@ class Stats:
 
     def reset(self):
         self.per_environment = {e: {"requests": 0, "dropped": 0, "status": {}} for e in ENVIRONMENTS}
+        self.per_protocol = dict.fromkeys(self.PROTOCOLS, 0)
         self.max_inflight = self.inflight  # gauges carry on: those requests and connections are still open
         self.max_connections = self.connections
         self.max_open = dict(self.open)
 
-    def arrived(self, environment):
+    def arrived(self, environment, protocol):
         self.per_environment[environment]["requests"] += 1
+        self.per_protocol[protocol] += 1
         self.inflight += 1
         if self.inflight > self.max_inflight:
             self.max_inflight = self.inflight
@@ -389,6 +391,7 @@ class Stats:
         counts = {**self.per_environment, "inflight": self.inflight, "max_inflight": self.max_inflight,
                   "connections": self.connections, "max_connections": self.max_connections}
         for protocol in self.PROTOCOLS:
+            counts[protocol + "_requests"] = self.per_protocol[protocol]
             counts[protocol + "_connections"] = self.open[protocol]
             counts["max_" + protocol + "_connections"] = self.max_open[protocol]
         return counts
@@ -411,7 +414,7 @@ class Request:
     def __init__(self, method, path, body, keep_alive, arrived, authorization=None, query=""):
         self.method, self.path, self.body, self.keep_alive, self.arrived = method, path, body, keep_alive, arrived
         self.authorization = authorization  # the Authorization header as sent (the Server API's bearer token)
-        self.query = query  # after "?", HTTP/1.1 only (Get Notification History's paginationToken)
+        self.query = query  # after "?" (Get Notification History's paginationToken)
 
 
 class BadRequest(Exception):
@@ -708,7 +711,7 @@ class HTTP2Connection(asyncio.Protocol):
     def _request_received(self, event):
         headers = dict(event.headers)
         self.streams[event.stream_id] = HTTP2Stream(self, event.stream_id, headers.get(":method", ""),
-                                                    headers.get(":path", "").split("?", 1)[0],
+                                                    headers.get(":path", ""),
                                                     headers.get("authorization"))
 
     def _data_received(self, event):
@@ -727,8 +730,9 @@ class HTTP2Connection(asyncio.Protocol):
         if stream is None or stream.body is None:
             return
         body, stream.body = b"".join(stream.body), None
-        self.site.handle(stream, Request(stream.method, stream.path, body, True, self.loop.time(),
-                                         stream.authorization))
+        path, _, query = stream.path.partition("?")
+        self.site.handle(stream, Request(stream.method, path, body, True, self.loop.time(),
+                                         stream.authorization, query))
 
     def _stream_reset(self, event):
         """The client gave up on a stream (its timeout, say)."""
@@ -870,7 +874,7 @@ class AppleSite:
             return
         sim, environment = self.simulator, self.environment
         settings = sim.settings
-        sim.stats.arrived(environment)
+        sim.stats.arrived(environment, "http2" if isinstance(exchange, HTTP2Stream) else "http1")
         fault = settings.take_fault(environment, request.arrived)
         if fault is DROP:
             status, body = None, None
