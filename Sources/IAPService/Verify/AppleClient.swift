@@ -83,8 +83,14 @@ final class AppleClient: @unchecked Sendable {
             return false
         }
         let call = Call(conversation)
-        submitted.withLock { $0.append(call) }
-        multi.wakeUp()
+        // One wake-up per batch the recorder hands over, not one per call: the thread takes every
+        // submitted call after each wake-up, so a call added to a list that was not empty is taken
+        // with the one that woke it (a write and a read of the wake pipe saved per call).
+        let wasEmpty = submitted.withLock { calls in
+            defer { calls.append(call) }
+            return calls.isEmpty
+        }
+        if wasEmpty { multi.wakeUp() }
         return true
     }
 
