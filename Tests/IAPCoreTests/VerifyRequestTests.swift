@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import XCTest
 
@@ -24,6 +25,15 @@ final class VerifyRequestTests: XCTestCase {
 
     private func apiError(_ json: String) -> APIError? { apiError(Array(json.utf8)) }
 
+    /// The receipt's bytes, decoded again from its normalised base64 (Foundation's decoder, not ours),
+    /// after checking that its SHA-256 is theirs: `ReceiptData` keeps the text and the hash only.
+    private func decoded(_ receipt: ReceiptData, file: StaticString = #filePath, line: UInt = #line) -> [UInt8] {
+        let bytes = Array(Data(base64Encoded: receipt.base64) ?? Data())
+        XCTAssertEqual(receipt.sha256Hex, SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined(),
+                       "the SHA-256 is not that of the decoded bytes", file: file, line: line)
+        return bytes
+    }
+
     // MARK: Whole requests
 
     func testFullRequest() throws {
@@ -33,7 +43,7 @@ final class VerifyRequestTests: XCTestCase {
                 ("transaction_id", .string("1000000117894869")), ("user_id", .string("u-1001")),
                 ("app_version", .string("1.3.0")),
             ]))
-        XCTAssertEqual(request.receipt.bytes, receiptBytes)
+        XCTAssertEqual(decoded(request.receipt), receiptBytes)
         XCTAssertEqual(request.receipt.base64, receiptBase64)
         XCTAssertEqual(request.orderID, orderID)
         XCTAssertEqual(request.transactionID, "1000000117894869")
@@ -44,7 +54,7 @@ final class VerifyRequestTests: XCTestCase {
     func testMinimalRequestWithUserOnly() throws {
         let request = try VerifyRequest.parse(
             body: body([("receipt_data", .string("TWFu")), ("user_id", .string("u"))]))
-        XCTAssertEqual(request.receipt.bytes, Array("Man".utf8))
+        XCTAssertEqual(decoded(request.receipt), Array("Man".utf8))
         XCTAssertNil(request.orderID)
         XCTAssertNil(request.transactionID)
         XCTAssertNil(request.appVersion)
@@ -88,7 +98,7 @@ final class VerifyRequestTests: XCTestCase {
     func testAppleKeyReceiptDashData() throws {
         let request = try VerifyRequest.parse(
             body: body([("receipt-data", .string("TWE=")), ("user_id", .string("u"))]))
-        XCTAssertEqual(request.receipt.bytes, Array("Ma".utf8))
+        XCTAssertEqual(decoded(request.receipt), Array("Ma".utf8))
     }
 
     func testUnderscoreKeyWinsOverDashKey() throws {
@@ -96,10 +106,10 @@ final class VerifyRequestTests: XCTestCase {
             body: body([
                 ("receipt-data", .string("TWE=")), ("receipt_data", .string("TQ==")), ("user_id", .string("u")),
             ]))
-        XCTAssertEqual(request.receipt.bytes, Array("M".utf8))
+        XCTAssertEqual(decoded(request.receipt), Array("M".utf8))
         let nullUnderscore = try VerifyRequest.parse(
             body: body([("receipt_data", .null), ("receipt-data", .string("TWE=")), ("user_id", .string("u"))]))
-        XCTAssertEqual(nullUnderscore.receipt.bytes, Array("Ma".utf8))
+        XCTAssertEqual(decoded(nullUnderscore.receipt), Array("Ma".utf8))
     }
 
     func testMissingReceiptIsMissingField() {
@@ -133,7 +143,7 @@ final class VerifyRequestTests: XCTestCase {
                     ("receipt_data", .string(wrapped.joined(separator: separator) + separator)),
                     ("user_id", .string("u")),
                 ]))
-            XCTAssertEqual(request.receipt.bytes, long)
+            XCTAssertEqual(decoded(request.receipt), long)
             XCTAssertEqual(request.receipt.base64, encoded, "line breaks are gone from what is forwarded")
         }
     }
@@ -143,7 +153,7 @@ final class VerifyRequestTests: XCTestCase {
         let formMangled = receiptBase64.replacingOccurrences(of: "+", with: " ")
         let request = try VerifyRequest.parse(
             body: body([("receipt_data", .string(formMangled)), ("user_id", .string("u"))]))
-        XCTAssertEqual(request.receipt.bytes, receiptBytes)
+        XCTAssertEqual(decoded(request.receipt), receiptBytes)
         XCTAssertEqual(request.receipt.base64, receiptBase64)
     }
 
@@ -168,7 +178,7 @@ final class VerifyRequestTests: XCTestCase {
         for length in 1...70 {
             let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
             let receipt = try ReceiptData.normalise(Data(bytes).base64EncodedString())
-            XCTAssertEqual(receipt.bytes, bytes, "length \(length)")
+            XCTAssertEqual(decoded(receipt), bytes, "length \(length)")
         }
     }
 
@@ -256,6 +266,6 @@ final class VerifyRequestTests: XCTestCase {
     func testReceiptAtTheLimitIsAccepted() throws {
         let atLimit = String(repeating: "AAAA", count: VerifyRequest.maxReceiptCharacters / 4)
         let request = try VerifyRequest.parse(body: body([("receipt_data", .string(atLimit)), ("user_id", .string("u1"))]))
-        XCTAssertEqual(request.receipt.bytes.count, VerifyRequest.maxReceiptCharacters / 4 * 3)
+        XCTAssertEqual(decoded(request.receipt).count, VerifyRequest.maxReceiptCharacters / 4 * 3)
     }
 }
