@@ -1,4 +1,5 @@
 // Linked with the IAPCore module scripts/fuzz compiles with coverage (testable: internal types too).
+import Crypto
 @testable import IAPCore
 
 /// Request bodies, query strings and paths, as a client may send them.
@@ -6,9 +7,11 @@
 public func fuzzRequests(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     if let request = try? VerifyRequest.parse(body: bytes) {
-        // What is stored and sent to Apple must decode to the bytes that were hashed.
-        let again = try? ReceiptData.normalise(request.receipt.base64)
-        precondition(again?.bytes == request.receipt.bytes, "normalised base64 does not round-trip")
+        // What is stored and sent to Apple is already normal, and decodes to the bytes that were hashed.
+        let receipt = request.receipt
+        precondition((try? ReceiptData.normalise(receipt.base64)) == receipt, "normalised base64 is not normal")
+        let decoded = Base64.decode(receipt.base64)
+        precondition(decoded.map { SHA256.hexDigest($0) } == receipt.sha256Hex, "SHA-256 is not of the stored bytes")
         precondition(request.receipt.sha256Hex.utf8.count == 64, "SHA-256 is not 64 hex digits")
         precondition(request.orderID != nil || request.userID != nil, "a user is required")
     }
