@@ -161,6 +161,7 @@ final class AppleClient: @unchecked Sendable {
         }
         // The call may only use what is left of the conversation's budget, and never run past the deadline.
         let now = Self.nowMs()
+        startBudgetAtFirstTurn(call, atMs: now)
         let timeoutMs = min(call.conversation.timeLeftMs(atMs: now), deadlineTimeoutMs)
         guard timeoutMs > 0 else {
             return advance(call, to: call.conversation.next(after: .transportFailure(.timeout), retryAfterUnixMs: nil, atMs: now))
@@ -185,6 +186,20 @@ final class AppleClient: @unchecked Sendable {
         } catch {
             couldNotStart(call, error)
         }
+    }
+
+    /// A conversation's budget (`IAP_APPLE_TIMEOUT_MS`) is for talking to Apple,
+    /// not for waiting its first turn behind `maxCalls`: the verification's
+    /// deadline bounds that wait (`VerificationDeadline` allows two budgets for
+    /// it). So the budget starts again when the first transfer is prepared, once.
+    /// (Counted from the submission, 400 calls queued behind 8 at Apple's 1 s
+    /// all ran out at 2 s, and the last ones called Apple with a few
+    /// milliseconds left, for nothing.)
+    private func startBudgetAtFirstTurn(_ call: Call, atMs now: Int) {
+        guard !call.budgetStartedAtTurn else { return }
+        call.budgetStartedAtTurn = true
+        // No transfer has been prepared: beginning again only moves the budget's start.
+        _ = call.conversation.start(atMs: now)
     }
 
     private func newTransfer() throws(CurlError) -> CurlTransfer {
@@ -439,6 +454,8 @@ final class AppleClient: @unchecked Sendable {
         var startedAtNs: UInt64 = 0
         /// Counted in `waitingTurn` until its first transfer starts.
         var waitsItsTurn = true
+        /// Its budget started again when its first transfer was prepared (`startBudgetAtFirstTurn`).
+        var budgetStartedAtTurn = false
         /// The last call got no answer (a timeout, a broken or refused connection).
         /// The next goes on a new connection: Apple closes idle kept-alive
         /// connections, and one that still looks alive to libcurl (a TLS
