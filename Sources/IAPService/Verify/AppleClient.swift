@@ -110,7 +110,7 @@ final class AppleClient: @unchecked Sendable {
     private func run() {
         while true {
             for call in submitted.withLock({ calls in defer { calls.removeAll() }; return calls }) {
-                advance(call, to: call.conversation.start(atMs: Self.nowMs()))
+                takeFirstTurn(call)
             }
             startDueCalls()
             endExpiredQueuedCalls()
@@ -161,7 +161,6 @@ final class AppleClient: @unchecked Sendable {
         }
         // The call may only use what is left of the conversation's budget, and never run past the deadline.
         let now = Self.nowMs()
-        startBudgetAtFirstTurn(call, atMs: now)
         let timeoutMs = min(call.conversation.timeLeftMs(atMs: now), deadlineTimeoutMs)
         guard timeoutMs > 0 else {
             return advance(call, to: call.conversation.next(after: .transportFailure(.timeout), retryAfterUnixMs: nil, atMs: now))
@@ -188,18 +187,19 @@ final class AppleClient: @unchecked Sendable {
         }
     }
 
-    /// A conversation's budget (`IAP_APPLE_TIMEOUT_MS`) is for talking to Apple,
-    /// not for waiting its first turn behind `maxCalls`: the verification's
-    /// deadline bounds that wait (`VerificationDeadline` allows two budgets for
-    /// it). So the budget starts again when the first transfer is prepared, once.
-    /// (Counted from the submission, 400 calls queued behind 8 at Apple's 1 s
-    /// all ran out at 2 s, and the last ones called Apple with a few
-    /// milliseconds left, for nothing.)
-    private func startBudgetAtFirstTurn(_ call: Call, atMs now: Int) {
-        guard !call.budgetStartedAtTurn else { return }
-        call.budgetStartedAtTurn = true
-        // No transfer has been prepared: beginning again only moves the budget's start.
-        _ = call.conversation.start(atMs: now)
+    /// Starts a handed-over conversation once one of the `maxCalls` is free, and
+    /// queues it until then. Its budget (`IAP_APPLE_TIMEOUT_MS`) is for talking
+    /// to Apple, not for waiting its turn: the verification's deadline bounds
+    /// that wait (`VerificationDeadline` allows two budgets for it). (Started on
+    /// arrival, 400 calls queued behind 8 at Apple's 1 s all ran out at 2 s, and
+    /// the last ones called Apple with a few milliseconds left, for nothing.)
+    private func takeFirstTurn(_ call: Call) {
+        guard multi.count + heldCount < endpoints.maxCalls else {
+            queued.append(call)
+            return
+        }
+        call.conversationStarted = true
+        advance(call, to: call.conversation.start(atMs: Self.nowMs()))
     }
 
     private func newTransfer() throws(CurlError) -> CurlTransfer {
@@ -423,7 +423,9 @@ final class AppleClient: @unchecked Sendable {
         guard free > 0 else { return }
         let starting = queued.prefix(free)
         queued.removeFirst(free)
-        starting.forEach(startTransfer)
+        for call in starting {
+            if call.conversationStarted { startTransfer(call) } else { takeFirstTurn(call) }
+        }
     }
 
     private func startDueCalls() {
@@ -454,8 +456,8 @@ final class AppleClient: @unchecked Sendable {
         var startedAtNs: UInt64 = 0
         /// Counted in `waitingTurn` until its first transfer starts.
         var waitsItsTurn = true
-        /// Its budget started again when its first transfer was prepared (`startBudgetAtFirstTurn`).
-        var budgetStartedAtTurn = false
+        /// Its conversation has started (`takeFirstTurn`); in `queued` until then.
+        var conversationStarted = false
         /// The last call got no answer (a timeout, a broken or refused connection).
         /// The next goes on a new connection: Apple closes idle kept-alive
         /// connections, and one that still looks alive to libcurl (a TLS
