@@ -1,7 +1,7 @@
 /// Placeholder lists for statements over several rows at once (`IN (...)`,
 /// multi-row `VALUES`). Each count makes a statement text of its own, prepared
-/// on each connection that runs it: callers keep to the few counts of
-/// `RowChunks`, so that the texts stay few.
+/// on each connection that runs it: callers keep to the counts of
+/// `RowChunks` (at most 16), so that the texts stay few.
 public enum SQLPlaceholders {
     /// `?, ?, ?` for `count` values.
     public static func list(_ count: Int) -> String {

@@ -9,8 +9,9 @@ import IAPCore
 /// and the texts over several rows exist for a few row counts only (`RowChunks`).
 final class StatementCache {
     /// Statements one connection keeps. The busiest (a delivery thread's) uses
-    /// about 40 texts; 64 leaves room, and 20 connections hold 1,280 at most.
-    static let capacity = 64
+    /// about 70 texts (an INSERT of each row count up to 16 into three tables);
+    /// 128 leaves room, and 20 connections hold 2,560 at most.
+    static let capacity = 128
 
     private var statements = LRUCache<String, PreparedStatement>(capacity: StatementCache.capacity)
 

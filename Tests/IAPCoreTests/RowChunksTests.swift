@@ -3,17 +3,19 @@ import XCTest
 @testable import IAPCore
 
 final class RowChunksTests: XCTestCase {
-    func testExactSplitsIntoWrittenSizesWithNothingLeftOver() {
+    func testExactIsOneStatementUpToTheLargestAndFullOnesBeforeTheRest() {
         XCTAssertEqual(RowChunks.exact(0), [])
         XCTAssertEqual(RowChunks.exact(1), [1])
-        XCTAssertEqual(RowChunks.exact(13), [8, 4, 1])
+        XCTAssertEqual(RowChunks.exact(13), [13])
         XCTAssertEqual(RowChunks.exact(16), [16])
+        XCTAssertEqual(RowChunks.exact(17), [16, 1])
         XCTAssertEqual(RowChunks.exact(40), [16, 16, 8])
         for count in 0...100 {
             let sizes = RowChunks.exact(count)
             XCTAssertEqual(sizes.reduce(0, +), count)
-            XCTAssertTrue(Set(sizes).isSubset(of: [1, 2, 4, 8, 16]), "\(count): \(sizes)")
-            XCTAssertEqual(sizes, sizes.sorted(by: >))
+            XCTAssertTrue(sizes.allSatisfy { (1...16).contains($0) }, "\(count): \(sizes)")
+            XCTAssertTrue(sizes.dropLast().allSatisfy { $0 == 16 }, "\(count): \(sizes)")
+            XCTAssertEqual(sizes.count == 1, count > 0 && RowChunks.fitInOneStatement(count), "\(count)")
         }
     }
 

@@ -1,26 +1,25 @@
-/// The row counts that statements over several rows are written for: 1, 2, 4,
-/// 8 and 16. Every other count is made of these, so that each such statement
-/// has five texts at most, and a connection prepares five statements for it,
-/// not one per batch size it ever saw.
+/// The row counts that statements over several rows are written for. An
+/// INSERT takes its rows in one statement up to `largest` (any count, so that
+/// a batch is one round trip and, alone, needs no transaction around it); an
+/// `IN (...)` list or a `CASE` update, which can repeat a value, is padded to
+/// 1, 2, 4, 8 or 16. A connection prepares at most `largest` texts of an
+/// INSERT and five of a padded statement.
 public enum RowChunks {
     /// The largest count one statement takes.
     public static let largest = 16
 
-    /// `count` as statement sizes, largest first, with nothing left over (for
-    /// INSERTs, where each row is written once): 13 → [8, 4, 1]; 40 → [16, 16, 8].
+    /// `count` as statement sizes, with nothing left over (for INSERTs, where
+    /// each row is written once): 13 → [13]; 40 → [16, 16, 8].
     public static func exact(_ count: Int) -> [Int] {
         precondition(count >= 0, "a negative row count")
-        var sizes = Array(repeating: largest, count: count / largest)
-        var rest = count % largest
-        var size = largest
-        while rest > 0 {
-            size /= 2
-            if rest >= size {
-                sizes.append(size)
-                rest -= size
-            }
-        }
-        return sizes
+        let rest = count % largest
+        return Array(repeating: largest, count: count / largest) + (rest > 0 ? [rest] : [])
+    }
+
+    /// Whether `count` rows go in one INSERT (`exact`), which is atomic by
+    /// itself: more need a transaction around their statements.
+    public static func fitInOneStatement(_ count: Int) -> Bool {
+        count <= largest
     }
 
     /// `values` cut into chunks of `largest`, the last one filled up to the next

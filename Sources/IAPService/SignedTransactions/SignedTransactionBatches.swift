@@ -179,7 +179,8 @@ final class SignedTransactionBatches: Sendable {
         let audit = SignedTransactionAudit(connection: connection)
         do {
             // Several statements (`RowChunks`) commit once; one is atomic by itself.
-            return try rows.count == 1 ? audit.record(rows) : connection.transaction { try audit.record(rows) }
+            return try RowChunks.fitInOneStatement(rows.count)
+                ? audit.record(rows) : connection.transaction { try audit.record(rows) }
         } catch {
             Log.event("transactions/verify: not recorded: \(error)")
             // One row the database refuses must not fail the others: each alone.

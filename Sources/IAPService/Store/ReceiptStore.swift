@@ -15,8 +15,8 @@ struct ReceiptStore {
 
     /// Step 1 of verifications: the receipts are on record before Apple is
     /// called, with what each request said of its receipt; their ids, in order.
-    /// Several go in one database transaction (one commit), in statements of
-    /// `RowChunks` sizes. The ids are the ones the database returns: computing
+    /// A batch is one INSERT, atomic by itself, when it can be; rows in several
+    /// statements (`RowChunks`) go in one database transaction (one commit). The ids are the ones the database returns: computing
     /// them from the first insert id and the server's `auto_increment_increment`
     /// breaks when a failover or a Galera membership change alters the numbering.
     ///
@@ -26,7 +26,7 @@ struct ReceiptStore {
     /// Rows that store their bytes are remembered in `index` once committed.
     func record(_ receipts: [NewReceipt], index: inout ReceiptBytesIndex) throws -> [UInt64] {
         let placements = index.place(receipts.map { ($0.request.receipt.sha256Hex, $0.receivedAt.milliseconds) })
-        let ids = receipts.count == 1
+        let ids = Self.fitInOneStatement(placements)
             ? try insert(receipts, placed: placements)
             : try connection.transaction { try insert(receipts, placed: placements) }
         for (receipt, (placement, id)) in zip(receipts, zip(placements, ids)) where placement == .stored {
@@ -34,6 +34,15 @@ struct ReceiptStore {
                            receivedAtMs: receipt.receivedAt.milliseconds)
         }
         return ids
+    }
+
+    /// Whether the rows go in one INSERT: few enough, and none of them after
+    /// another of the batch that holds its bytes.
+    private static func fitInOneStatement(_ placements: [ReceiptBytesIndex.Placement]) -> Bool {
+        RowChunks.fitInOneStatement(placements.count) && !placements.contains {
+            if case .storedWithReceipt = $0 { return true }
+            return false
+        }
     }
 
     /// The rows of `receipts`, in as few statements as their placements allow:

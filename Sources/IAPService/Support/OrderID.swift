@@ -1,11 +1,14 @@
+import Glibc
+
 /// New order ids: random (version 4) UUIDs in lowercase, as the client puts
 /// them in `applicationUsername` and StoreKit 2 takes them as `appAccountToken`.
 enum OrderID {
     static func make() -> String {
-        // Two draws of 64 bits from the system's CSPRNG (one system call each).
-        var generator = SystemRandomNumberGenerator()
-        let random = (generator.next() as UInt64, generator.next() as UInt64)
-        var bytes = withUnsafeBytes(of: random) { Array($0) }
+        // 128 bits from the kernel's CSPRNG in one system call (glibc's
+        // `arc4random_buf` is `getrandom`; the standard library's generator makes
+        // one call per 64 bits, and an order is made per delivery).
+        var bytes = [UInt8](repeating: 0, count: 16)
+        bytes.withUnsafeMutableBytes { arc4random_buf($0.baseAddress!, $0.count) }
         bytes[6] = bytes[6] & 0x0F | 0x40
         bytes[8] = bytes[8] & 0x3F | 0x80
         let digits = Array("0123456789abcdef".utf8)

@@ -6,7 +6,10 @@ import IAPCore
 /// at most what its `QueueLimit` allows: a job it cannot take is refused, and
 /// the caller answers for it at once.
 final class WorkQueue<Job>: @unchecked Sendable {
-    private var jobs: [(job: Job, bytes: Int)] = []
+    /// Jobs in order, and beside them what each holds: a consumer that takes
+    /// every job waiting is handed the array itself, without a copy of each.
+    private var jobs: [Job] = []
+    private var jobBytes: [Int] = []
     private var usage = QueueUsage()
     private let limit: QueueLimit
     private var head = 0
@@ -48,7 +51,8 @@ final class WorkQueue<Job>: @unchecked Sendable {
             if let name { ServiceMetrics.queueRejected(name) }
             return false
         }
-        jobs.append((job, bytes))
+        jobs.append(job)
+        jobBytes.append(bytes)
         pthread_cond_signal(&available)
         if waiting > backlogThreshold {
             pthread_cond_signal(&backlogged)
@@ -89,13 +93,20 @@ final class WorkQueue<Job>: @unchecked Sendable {
     /// Removes the first jobs, at most `limit`; the caller holds the mutex.
     private func take(upTo limit: Int) -> [Job] {
         let end = min(jobs.count, head + limit)
-        let taken = jobs[head..<end].map { taken in
-            usage.release(taken.bytes)
-            return taken.job
+        for bytes in jobBytes[head..<end] {
+            usage.release(bytes)
         }
+        if head == 0 && end == jobs.count {
+            let taken = jobs
+            jobs = []
+            jobBytes.removeAll(keepingCapacity: true)
+            return taken
+        }
+        let taken = Array(jobs[head..<end])
         head = end
         if head == jobs.count {
             jobs.removeAll(keepingCapacity: true)
+            jobBytes.removeAll(keepingCapacity: true)
             head = 0
         }
         return taken
