@@ -18,7 +18,10 @@ public final class CurlMulti {
     private var running: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     /// Connections libcurl closed, named as `CurlTransfer.Connection.key`.
     private let closedConnections = ClosedConnections()
-    private var watched: Set<Int32> = []
+    /// What each socket is registered for in the epoll set (`CURL_POLL_IN`, `_OUT`
+    /// or `_INOUT`). libcurl reports a shared HTTP/2 connection's socket again
+    /// for every transfer added to it, mostly unchanged: those cost no `epoll_ctl`.
+    private var watched: [Int32: Int32] = [:]
     /// When curl wants `socket_action(CURL_SOCKET_TIMEOUT)`; nil: no timer.
     private var timerDeadline: UInt64?
     /// What one `wait` found ready, kept between calls.
@@ -87,11 +90,12 @@ public final class CurlMulti {
             "CURLOPT_CLOSESOCKETDATA")
         try CurlError.check(
             CCurl_easy_setopt_close_socket_function(transfer.handle) { context, socket in
+                let closed = Unmanaged<ClosedConnections>.fromOpaque(context!).takeUnretainedValue()
                 var key = [CChar](repeating: 0, count: 80)
                 if CCurl_socket_connection_key(socket, &key, key.count) != 0 {
-                    let name = String(decoding: key.prefix { $0 != 0 }.map(UInt8.init(bitPattern:)), as: UTF8.self)
-                    Unmanaged<ClosedConnections>.fromOpaque(context!).takeUnretainedValue().keys.append(name)
+                    closed.keys.append(String(decoding: key.prefix { $0 != 0 }.map(UInt8.init(bitPattern:)), as: UTF8.self))
                 }
+                closed.sockets.append(socket)
                 return close(socket)
             }, "CURLOPT_CLOSESOCKETFUNCTION")
         try CurlError.check(curl_multi_add_handle(handle, transfer.handle), "curl_multi_add_handle")
@@ -156,15 +160,22 @@ public final class CurlMulti {
 
     /// curl's socket callback: which events to wait for on `socket`.
     private func watch(_ socket: curl_socket_t, _ what: Int32) {
+        // A closed socket left the epoll set with its close; its number may be a new socket's now.
+        for closed in closedConnections.sockets {
+            watched[closed] = nil
+        }
+        closedConnections.sockets.removeAll()
         if what == CURL_POLL_REMOVE {
-            if watched.remove(socket) != nil {
+            if watched.removeValue(forKey: socket) != nil {
                 _ = CCurl_epoll_unwatch(epoll, socket)
             }
             return
         }
+        let registered = watched.updateValue(what, forKey: socket)
+        if registered == what { return }
         let reads: Int32 = what & CURL_POLL_IN != 0 ? 1 : 0
         let writes: Int32 = what & CURL_POLL_OUT != 0 ? 1 : 0
-        let isNew = watched.insert(socket).inserted
+        let isNew = registered == nil
         if CCurl_epoll_watch(epoll, socket, reads, writes, isNew ? 1 : 0) != 0 && errno == ENOENT {
             // curl closed a socket without telling, and a new one got its number.
             _ = CCurl_epoll_watch(epoll, socket, reads, writes, 1)
@@ -186,4 +197,6 @@ public final class CurlMulti {
 /// Filled by libcurl's close-socket callback, on the driving thread; outlives the multi handle's cleanup.
 private final class ClosedConnections {
     var keys: [String] = []
+    /// Their sockets' numbers, until `watch` forgets what they were registered for.
+    var sockets: [Int32] = []
 }
