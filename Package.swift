@@ -47,7 +47,7 @@ let package = Package(
         .systemLibrary(name: "CFastCGI", pkgConfig: "fcgi", providers: [.apt(["libfcgi-dev"])]),
         .systemLibrary(name: "CMariaDB", pkgConfig: "libmariadb", providers: [.apt(["libmariadb-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev", "libssl-dev"])]),
-        .systemLibrary(name: "CMalloc"),   // glibc's <malloc.h>: nothing to install
+        .systemLibrary(name: "CMalloc", providers: [.apt(["libjemalloc-dev"])]),   // the allocator
 
         // Pure logic: no I/O, unit tested.
         .target(
