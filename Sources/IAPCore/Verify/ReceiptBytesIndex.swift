@@ -25,6 +25,12 @@ public struct ReceiptBytesIndex {
         /// The bytes are in the row of this earlier receipt of the same batch
         /// (its index), which stores them: written after it, in the same transaction.
         case storedWithReceipt(at: Int)
+
+        /// Whether the row must be written after another row of its batch (`storedWithReceipt`).
+        public var followsItsHolder: Bool {
+            if case .storedWithReceipt = self { return true }
+            return false
+        }
     }
 
     /// A row that holds its bytes, and when it was received.

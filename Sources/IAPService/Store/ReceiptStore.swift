@@ -16,9 +16,10 @@ struct ReceiptStore {
     /// Step 1 of verifications: the receipts are on record before Apple is
     /// called, with what each request said of its receipt; their ids, in order.
     /// A batch is one INSERT, atomic by itself, when it can be; rows in several
-    /// statements (`RowChunks`) go in one database transaction (one commit). The ids are the ones the database returns: computing
-    /// them from the first insert id and the server's `auto_increment_increment`
-    /// breaks when a failover or a Galera membership change alters the numbering.
+    /// statements (`RowChunks`) go in one database transaction (one commit).
+    /// The ids are the ones the database returns: computing them from the first
+    /// insert id and the server's `auto_increment_increment` breaks when a
+    /// failover or a Galera membership change alters the numbering.
     ///
     /// A receipt whose bytes `index` knows in a recent row is written without
     /// them, naming that row (`bytes_in`); so is a receipt whose bytes an
@@ -39,22 +40,15 @@ struct ReceiptStore {
     /// Whether the rows go in one INSERT: few enough, and none of them after
     /// another of the batch that holds its bytes.
     private static func fitInOneStatement(_ placements: [ReceiptBytesIndex.Placement]) -> Bool {
-        RowChunks.fitInOneStatement(placements.count) && !placements.contains {
-            if case .storedWithReceipt = $0 { return true }
-            return false
-        }
+        RowChunks.fitInOneStatement(placements.count) && !placements.contains(where: \.followsItsHolder)
     }
 
     /// The rows of `receipts`, in as few statements as their placements allow:
     /// the ones whose bytes are stored in a row of this batch come after it.
     private func insert(_ receipts: [NewReceipt], placed placements: [ReceiptBytesIndex.Placement]) throws -> [UInt64] {
         var ids = [UInt64](repeating: 0, count: receipts.count)
-        let afterTheirHolder = placements.map {
-            if case .storedWithReceipt = $0 { return true }
-            return false
-        }
-        let first = placements.indices.filter { !afterTheirHolder[$0] }
-        let second = placements.indices.filter { afterTheirHolder[$0] }
+        let first = placements.indices.filter { !placements[$0].followsItsHolder }
+        let second = placements.indices.filter { placements[$0].followsItsHolder }
         for positions in [first, second] where !positions.isEmpty {
             let rows = positions.map { position -> (NewReceipt, UInt64?) in
                 switch placements[position] {
