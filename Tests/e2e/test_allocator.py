@@ -20,3 +20,12 @@ def test_the_service_allocates_through_jemalloc_and_returns_memory_in_the_backgr
     warnings = [line for line in (run_dir / "logs" / "iap-fcgi.log").read_text().splitlines()
                 if line.startswith("iap-fcgi: memory:")]
     assert warnings == []
+
+
+def test_the_service_threads_are_named_for_their_work(iap_fcgi_pid):
+    """`top -H`, `ps -L` and `perf` show each thread's job (Support/Threads.swift), so that an operator
+    can tell where the CPU goes: the accept threads, the receipt recorder, the Apple client, delivery."""
+    names = thread_names(iap_fcgi_pid())
+    for name in ("accept", "recorder", "apple-client", "delivery", "settings", "replay-audit"):
+        assert name in names, sorted(set(names))
+    assert names.count("accept") >= 2, sorted(names)

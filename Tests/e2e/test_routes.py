@@ -34,6 +34,18 @@ def test_order_answer_has_the_contract_shape(api):
     assert re.match(ISO_UTC_PATTERN, order["created_at"]), f"created_at {order['created_at']!r} is not ISO UTC"
 
 
+def test_order_ids_are_distinct_random_uuids(api):
+    """Order ids come from the kernel's CSPRNG, read 1 KiB at a time (Support/OrderID.swift): ids made
+    at once on several threads must still all differ, each a version 4 UUID of the RFC 4122 variant."""
+    user_id = new_user_id()
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        answers = list(pool.map(lambda _: api.post_json("/v1/orders", {"user_id": user_id, "product_id": PAY_6}),
+                                range(200)))
+    order_ids = [answer.json()["order_id"] for answer in answers]
+    assert len(set(order_ids)) == 200
+    for order_id in order_ids:
+        assert re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", order_id), order_id
+
 def test_order_is_stored_as_a_client_order(api, db):
     user_id = new_user_id()
     order = api.create_order(user_id)
@@ -263,6 +275,28 @@ def test_log_has_a_line_per_request(api, run_dir):
         return all(logged(lines, *request) for request in expected)
     wait_until(all_logged, 3, f"a line with method, path and status for each of {expected} in {log_path}")
 
+
+
+def test_a_batch_of_verifications_logs_one_whole_line_each(api, run_dir, receipts):
+    """The delivery thread writes a batch's access lines in one write (Support/GatheredLines.swift):
+    each answer still has its own line, whole, with its request id, none lost or merged."""
+    log_path = run_dir / "logs" / "iap-fcgi.log"
+    offset = log_path.stat().st_size
+    bodies = [receipts.app_receipt([receipts.purchase(PAY_6, transaction_id=new_transaction_id())])
+              for _ in range(24)]
+    with ThreadPoolExecutor(max_workers=24) as pool:
+        answers = list(pool.map(lambda receipt: api.verify(receipt, user_id=new_user_id()), bodies))
+    assert [answer.json().get("status") for answer in answers] == ["delivered"] * 24
+    request_ids = [answer.headers["X-Request-Id"] for answer in answers]
+    assert len(set(request_ids)) == 24
+
+    def lines_of(request_id):
+        return [line for line in read_log_from(log_path, offset).splitlines() if f"id={request_id}" in line]
+
+    wait_until(lambda: all(lines_of(request_id) for request_id in request_ids), 3, "an access line per answer")
+    for request_id in request_ids:
+        (line,) = lines_of(request_id)
+        assert re.fullmatch(rf"\S+ POST /v1/receipts/verify 200 [0-9.]+ms id={re.escape(request_id)}", line), line
 
 def test_log_holds_no_receipt_and_no_password(api, run_dir, receipts, db):
     log_path = run_dir / "logs" / "iap-fcgi.log"

@@ -254,6 +254,7 @@ private struct Reader {
         index += 1  // opening quote
         let start = index
         while true {
+            index = PlainASCIIRun.end(in: bytes, from: index)
             guard index < bytes.count else {
                 throw JSONParseError("unterminated string", at: index)
             }

@@ -6,9 +6,11 @@
 /// `JSONValue.int(_:)` only make such ones).
 extension JSONValue {
     /// The compact UTF-8 text of this value.
-    public func serialized() -> [UInt8] {
+    /// - Parameter capacity: the bytes to reserve, when the caller knows about
+    ///   how long the text will be (a receipt's body): no regrowth on the way.
+    public func serialized(capacity: Int = 256) -> [UInt8] {
         var output: [UInt8] = []
-        output.reserveCapacity(256)
+        output.reserveCapacity(capacity)
         JSONWriter.write(self, to: &output)
         return output
     }
@@ -55,10 +57,17 @@ private enum JSONWriter {
     /// Appends `bytes`, copying runs that need no escape in one go.
     static func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>, to output: inout [UInt8]) {
         var runStart = 0
-        for (position, byte) in bytes.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
-            output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<position]))
-            appendEscape(for: byte, to: &output)
-            runStart = position + 1
+        var position = 0
+        while true {
+            position = PlainASCIIRun.end(in: bytes, from: position)
+            guard position < bytes.count else { break }
+            let byte = bytes[position]
+            if byte < 0x20 || byte == 0x22 || byte == 0x5C {
+                output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<position]))
+                appendEscape(for: byte, to: &output)
+                runStart = position + 1
+            }
+            position += 1  // an escaped byte, or non-ASCII (written as it is)
         }
         output.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
     }

@@ -55,6 +55,10 @@ extension String {
     /// and SQL metacharacters included, is allowed: values go to the database
     /// as bound parameters, never as SQL text.
     func isPlainText(maxScalars: Int) -> Bool {
+        // ASCII (user ids nearly always): its control characters are 0x00-0x1F and 0x7F.
+        if utf8.allSatisfy({ $0 < 0x80 }) {
+            return (1...maxScalars).contains(utf8.count) && utf8.allSatisfy { $0 >= 0x20 && $0 != 0x7F }
+        }
         var count = 0
         for scalar in unicodeScalars {
             count += 1

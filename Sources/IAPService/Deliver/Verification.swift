@@ -15,10 +15,18 @@ final class Verification: Sendable {
     }
 
     /// Apple's answer to a pending verification, waiting for a delivery thread.
-    private struct Answered: Sendable {
+    /// A class: a batch is filtered and zipped on its way, and copying the
+    /// struct retained each of its dozens of references every time (`perf`).
+    private final class Answered: Sendable {
         let pending: Pending
         let outcome: AppleOutcome
         let responder: Responder
+
+        init(pending: Pending, outcome: AppleOutcome, responder: Responder) {
+            self.pending = pending
+            self.outcome = outcome
+            self.responder = responder
+        }
     }
 
     private let queue: WorkQueue<Answered>
@@ -59,19 +67,24 @@ final class Verification: Sendable {
     func startWorkers(count: Int, reserve: Int, database: Database) {
         for index in 0..<(count + reserve) {
             let isReserve = index >= count
-            startThread { [self] in
+            startThread(named: "delivery") { [self] in
                 let worker = WorkerContext(database: database)
                 while let batch = isReserve
                     ? queue.popBacklog(upTo: Self.batchLimit) : queue.pop(upTo: Self.batchLimit)
                 {
+                    // Each group's access lines go out in one write once it is answered.
                     let now = Clock.monotonicNanoseconds()
-                    for late in batch where late.pending.deadline.isPast(nowNs: now) {
-                        late.responder.send(.verify(Self.retryLater(late.pending, outcome: late.outcome)))
+                    Log.gathered {
+                        for late in batch where late.pending.deadline.isPast(nowNs: now) {
+                            late.responder.send(.verify(Self.retryLater(late.pending, outcome: late.outcome)))
+                        }
                     }
                     let onTime = batch.filter { !$0.pending.deadline.isPast(nowNs: now) }
                     let answers = onTime.isEmpty ? [] : self.answers(onTime, connection: worker.connection)
-                    for (answered, answer) in zip(onTime, answers) {
-                        answered.responder.send(.verify(answer))
+                    Log.gathered {
+                        for (answered, answer) in zip(onTime, answers) {
+                            answered.responder.send(.verify(answer))
+                        }
                     }
                 }
             }

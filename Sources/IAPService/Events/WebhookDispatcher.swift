@@ -48,7 +48,7 @@ final class WebhookDispatcher: @unchecked Sendable {
     }
 
     func start() {
-        let started = startThread { [self] in run() }
+        let started = startThread(named: "webhook") { [self] in run() }
         thread.withLock { $0 = started }
         Log.event("webhook: pushing events, \(Self.maxInFlight) POSTs at most at once")
     }

@@ -45,7 +45,7 @@ final class MetricsEndpoint: Sendable {
         let connection = database.connection()
         let backlog = RetryBacklogProbe(connection: connection)
         let webhookBacklog = webhook ? WebhookBacklogProbe(connection: connection) : nil
-        startThread { [self] in
+        startThread(named: "metrics") { [self] in
             var nextBacklogNs: UInt64 = 0
             var backlogFailing = false
             while true {

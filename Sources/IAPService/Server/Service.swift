@@ -127,7 +127,7 @@ public final class Service: Sendable {
         webhook?.start()
         let database = Database(configuration: configuration.database)
         let acceptThreads = (0..<configuration.acceptThreads).map { _ in
-            startThread { [self] in
+            startThread(named: "accept") { [self] in
                 acceptLoop(worker: WorkerContext(database: database))
             }
         }

@@ -62,7 +62,7 @@ final class SignedTransactionBatches: Sendable {
     /// Starts `count` threads, each with a database connection of its own.
     func start(count: Int, database: Database) {
         for _ in 0..<count {
-            startThread { [self] in
+            startThread(named: "signed-batches") { [self] in
                 let connection = WorkerContext(database: database).connection
                 while let batch = queue.pop(upTo: Self.batchLimit) {
                     handle(batch, connection: connection)
@@ -163,8 +163,10 @@ final class SignedTransactionBatches: Sendable {
         } catch {
             return false
         }
-        for (responder, response) in responses {
-            responder.send(response)
+        Log.gathered {  // the batch's access lines in one write
+            for (responder, response) in responses {
+                responder.send(response)
+            }
         }
         for item in alone {
             item.responder.send(.verify(delivery.deliverAlone(item.input, delivery: item.delivery, connection: connection)))

@@ -33,7 +33,7 @@ final class SettingsCache: @unchecked Sendable {
     func startRefreshing(from database: Database) {
         let connection = database.connection()
         refresh(connection)
-        startThread { [self] in
+        startThread(named: "settings") { [self] in
             while true {
                 sleep(Self.refreshIntervalSeconds)
                 refresh(connection)

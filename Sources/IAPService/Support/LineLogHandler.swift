@@ -33,7 +33,7 @@ struct LineLogHandler: LogHandler {
             line = jsonLine(event)
         }
         line.append(UInt8(ascii: "\n"))
-        line.withUnsafeBytes { _ = write(2, $0.baseAddress, $0.count) }
+        GatheredLines.current.write(line)
     }
 
     private func jsonLine(_ event: LogEvent) -> [UInt8] {

@@ -3,8 +3,9 @@ import IAPCore
 import Logging
 
 /// The service's log, through swift-log (the ecosystem's logging API) with a
-/// handler of our own (`LineLogHandler`): one line to stderr per event, one
-/// `write` each so that threads never interleave within a line, as text
+/// handler of our own (`LineLogHandler`): one line to stderr per event, in
+/// one `write` (or a batch's lines in one, `gathered`) so that threads never
+/// interleave within a line, as text
 /// (the default) or one JSON object per line (`IAP_LOG_FORMAT=json`).
 /// Callers pass only what may be logged: never a secret, a password, receipt
 /// data or a JWS.
@@ -25,6 +26,12 @@ enum Log {
     static func bootstrap(format: OperationsConfiguration.LogFormat) {
         self.format = format
         LoggingSystem.bootstrap { _ in LineLogHandler() }
+    }
+
+    /// Runs `body` with the lines this thread logs in it written together at
+    /// its end, in one `write` (`GatheredLines`): for a batch of answers.
+    static func gathered<Result>(_ body: () throws -> Result) rethrows -> Result {
+        try GatheredLines.current.gathering(body)
     }
 
     /// Something the service did or saw: `iap-fcgi: text` in the text format.

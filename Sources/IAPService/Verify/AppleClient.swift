@@ -62,7 +62,7 @@ final class AppleClient: @unchecked Sendable {
 
     /// Starts the client's thread.
     func start() {
-        let started = startThread { [self] in run() }
+        let started = startThread(named: "apple-client") { [self] in run() }
         thread.withLock { $0 = started }
     }
 

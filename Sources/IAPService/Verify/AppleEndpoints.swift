@@ -37,6 +37,7 @@ struct AppleEndpoints: Sendable {
             body.members.append((key: "password", value: .string(sharedSecret)))
         }
         body.members.append((key: "exclude-old-transactions", value: .bool(true)))
-        return JSONValue.object(body).serialized()
+        // The members' names and punctuation take under 64 bytes.
+        return JSONValue.object(body).serialized(capacity: receiptBase64.utf8.count + (sharedSecret?.utf8.count ?? 0) + 64)
     }
 }

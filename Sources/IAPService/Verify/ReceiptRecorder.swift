@@ -56,7 +56,7 @@ final class ReceiptRecorder: Sendable {
 
     /// Starts the recording thread, with a database connection of its own.
     func start(database: Database) {
-        startThread { [self] in
+        startThread(named: "recorder") { [self] in
             let store = ReceiptStore(connection: WorkerContext(database: database).connection)
             var index = ReceiptBytesIndex(capacity: Self.bytesIndexCapacity)
             while let batch = queue.pop(upTo: Self.batchLimit) {

@@ -35,7 +35,7 @@ final class ReplayAudit: Sendable {
     }
 
     func start(database: Database) {
-        startThread { [self] in
+        startThread(named: "replay-audit") { [self] in
             let connection = WorkerContext(database: database).connection
             while let batch = queue.pop(upTo: Self.batchLimit) {
                 write(batch, connection: connection)
