@@ -86,22 +86,22 @@ private enum ParameterBinding {
         let binds = UnsafeMutablePointer<MYSQL_BIND>.allocate(capacity: max(parameters.count, 1))
         binds.initialize(repeating: MYSQL_BIND(), count: max(parameters.count, 1))
         // Integers first (8-byte aligned), then the texts' bytes one after another.
-        let byteCount = parameters.reduce(0) { total, parameter in
+        var integerCount = 0
+        var textByteCount = 0
+        for parameter in parameters {
             switch parameter {
-            case .null: total
-            case .integer: total + 8
-            case .text(let text), .asciiBytes(let text): total + text.utf8.count
+            case .null: break
+            case .integer: integerCount += 1
+            case .text(let text), .asciiBytes(let text): textByteCount += text.utf8.count
             }
         }
-        let arena = UnsafeMutableRawPointer.allocate(byteCount: max(byteCount, 1), alignment: 8)
+        let arena = UnsafeMutableRawPointer.allocate(byteCount: max(integerCount * 8 + textByteCount, 1), alignment: 8)
         defer {
             arena.deallocate()
             binds.deallocate()
         }
         var integerEnd = 0
-        var textEnd = parameters.reduce(0) { total, parameter in
-            if case .integer = parameter { total + 8 } else { total }
-        }
+        var textEnd = integerCount * 8
         for (index, parameter) in parameters.enumerated() {
             switch parameter {
             case .null:
