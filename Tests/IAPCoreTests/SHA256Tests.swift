@@ -64,4 +64,11 @@ final class SHA256Tests: XCTestCase {
         XCTAssertEqual(
             SHA256.hexDigest(lazyBytes), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     }
+
+    func testHexWithDashesHasAUUIDsShape() {
+        let bytes: [UInt8] = [0x00, 0x01, 0x0a, 0xff, 0x10, 0x20, 0x4c, 0xde, 0x8f, 0x99, 0xab, 0xcd, 0xef, 0x01, 0x23, 0x45]
+        XCTAssertEqual(lowercaseHex(bytes, dashesBefore: [4, 6, 8, 10]), "00010aff-1020-4cde-8f99-abcdef012345")
+        XCTAssertEqual(lowercaseHex(bytes), "00010aff10204cde8f99abcdef012345")
+        XCTAssertEqual(lowercaseHex([UInt8]()), "")
+    }
 }

@@ -16,14 +16,19 @@ extension SHA256 {
     }
 }
 
-/// `bytes` as two lowercase hex digits each.
-public func lowercaseHex(_ bytes: some Sequence<UInt8>) -> String {
-    let digits = Array("0123456789abcdef".utf8)
+/// `bytes` as two lowercase hex digits each, with a dash before each byte
+/// whose offset is in `dashesBefore` (a UUID's 4, 6, 8 and 10).
+public func lowercaseHex(_ bytes: some Sequence<UInt8>, dashesBefore: [Int] = []) -> String {
     var text: [UInt8] = []
-    text.reserveCapacity(bytes.underestimatedCount * 2)
-    for byte in bytes {
-        text.append(digits[Int(byte >> 4)])
-        text.append(digits[Int(byte & 0x0F)])
+    // A digest does not tell its length (it is a Sequence): room for 32 bytes at least, so that one hashed
+    // on every verification is written without the buffer growing.
+    text.reserveCapacity(max(bytes.underestimatedCount, 32) * 2 + dashesBefore.count)
+    for (offset, byte) in bytes.enumerated() {
+        if dashesBefore.contains(offset) { text.append(UInt8(ascii: "-")) }
+        text.append(hexDigits[Int(byte >> 4)])
+        text.append(hexDigits[Int(byte & 0x0F)])
     }
     return String(decoding: text, as: UTF8.self)
 }
+
+private let hexDigits = Array("0123456789abcdef".utf8)

@@ -8,7 +8,7 @@ enum OrderID {
         var bytes = randomness.withLock { $0.take16() }
         bytes[6] = bytes[6] & 0x0F | 0x40
         bytes[8] = bytes[8] & 0x3F | 0x80
-        return [0..<4, 4..<6, 6..<8, 8..<10, 10..<16].map { lowercaseHex(bytes[$0]) }.joined(separator: "-")
+        return lowercaseHex(bytes, dashesBefore: [4, 6, 8, 10])
     }
 
     /// The kernel's CSPRNG read 1 KiB at a time (`arc4random_buf` is glibc's
