@@ -4,13 +4,13 @@ they do not. The server is a second, small mariadbd of this test's own, on its
 own port and data directory, with a certificate from a test CA made here."""
 import os
 import shutil
-import socket
 import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
+from ports import ReservedPort
 from support import wait_until
 
 IAPCTL = Path(__file__).resolve().parents[2] / ".build" / "release" / "iapctl"
@@ -37,18 +37,13 @@ def make_server_certificate(directory, ca, address="127.0.0.1"):
             "-days", "30", "-extfile", "server.ext", "-out", "server.pem", cwd=directory)
 
 
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 class TLSMariaDB:
     """A mariadbd that takes TLS sessions only (the user `iap` REQUIRE SSL)."""
 
     def __init__(self, directory):
         self.directory = directory
-        self.port = free_port()
+        self.reserved_port = ReservedPort("127.0.0.1")   # kept bound until the server stops: no one takes it
+        self.port = self.reserved_port.number
         self.socket = directory / "mysqld.sock"
         self.process = None
 
@@ -84,6 +79,7 @@ class TLSMariaDB:
         if self.process and self.process.poll() is None:
             self.process.terminate()
             self.process.wait(timeout=60)
+        self.reserved_port.close()
 
 
 @pytest.fixture(scope="module")

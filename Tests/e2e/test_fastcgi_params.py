@@ -1,11 +1,10 @@
 """What reaches iap-fcgi's FastCGI socket without nginx's checks: parameters
 nginx never sends, and clients that are not nginx."""
-import socket
-
 import pytest
 
 from fastcgi_client import (Connection, request_once, start_service, start_up_refusal, stop_service,
                             wait_until_answering)
+from ports import ReservedPort
 from support import new_user_id
 
 ORDER = b'{"user_id": "%s", "product_id": "zydj.product.pay_6"}'
@@ -58,14 +57,9 @@ def test_a_kept_connection_answers_after_a_refused_content_length(fastcgi_socket
     assert order is not None and order.status == 201, order
 
 
-def free_tcp_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def test_a_non_loopback_tcp_address_without_allowed_addresses_stops_at_start_up(tmp_path):
-    status, log = start_up_refusal(tmp_path / "iap-fcgi.log", IAP_LISTEN=f"0.0.0.0:{free_tcp_port()}")
+    with ReservedPort("0.0.0.0") as port:
+        status, log = start_up_refusal(tmp_path / "iap-fcgi.log", IAP_LISTEN=f"0.0.0.0:{port}")
     assert status == 2, log
     assert "IAP_FCGI_ALLOWED_ADDRESSES" in log and "FCGI_WEB_SERVER_ADDRS" in log, log
     assert "serving on" not in log, log
@@ -73,7 +67,8 @@ def test_a_non_loopback_tcp_address_without_allowed_addresses_stops_at_start_up(
 
 @pytest.mark.parametrize("variable", ["IAP_FCGI_ALLOWED_ADDRESSES", "FCGI_WEB_SERVER_ADDRS"])
 def test_only_the_allowed_addresses_are_served_on_tcp(tmp_path, variable):
-    port = free_tcp_port()
+    reserved = ReservedPort("0.0.0.0")   # kept bound until iap-fcgi stops
+    port = reserved.number
     log_path = tmp_path / "iap-fcgi.log"
     service = start_service(log_path, IAP_LISTEN=f"0.0.0.0:{port}", **{variable: "127.0.0.2, 10.9.8.7"})
     try:
@@ -90,13 +85,17 @@ def test_only_the_allowed_addresses_are_served_on_tcp(tmp_path, variable):
         assert service.poll() is None, log_path.read_text()
     finally:
         stop_service(service)
+        reserved.close()
 
 
 def test_a_loopback_tcp_address_needs_no_allowed_addresses(tmp_path):
-    port = free_tcp_port()
+    reserved = ReservedPort("127.0.0.1")   # kept bound until iap-fcgi stops
+    port = reserved.number
     log_path = tmp_path / "iap-fcgi.log"
     service = start_service(log_path, IAP_LISTEN=f"127.0.0.1:{port}")
     try:
         wait_until_answering(("127.0.0.1", port), service, log_path)
     finally:
-        assert stop_service(service) == 0, log_path.read_text()
+        status = stop_service(service)
+        reserved.close()
+        assert status == 0, log_path.read_text()

@@ -53,8 +53,14 @@ def test_report_views_add_up_the_sales_refunds_sandbox_and_waiting_receipts(
     assert (watched["deliveries"], watched["products"]) == (1, 1), watched
     assert db.query("SELECT * FROM report_sandbox_deliveries WHERE user_id = %s", user_id) == []
 
-    [waiting] = db.query("SELECT * FROM report_retry_pending WHERE user_id = %s", waiting_user)
-    assert waiting["last_apple_status"] == 21005 and waiting["age_minutes"] >= 0, waiting
+    # The receipt is made 90.5 minutes old: the view's age must be the whole minutes since then, to the minute
+    # (the same statement reads the seconds since, against the same UTC_TIMESTAMP()), so at least 90.
+    db.execute("UPDATE receipts SET received_at = UTC_TIMESTAMP() - INTERVAL 5430 SECOND WHERE user_id = %s",
+               waiting_user)
+    [waiting] = db.query("SELECT v.*, TIMESTAMPDIFF(SECOND, v.received_at, UTC_TIMESTAMP()) AS age_seconds"
+                         " FROM report_retry_pending v WHERE v.user_id = %s", waiting_user)
+    assert waiting["last_apple_status"] == 21005, waiting
+    assert waiting["age_seconds"] >= 5430 and waiting["age_minutes"] == waiting["age_seconds"] // 60, waiting
 
 
 def refunds_on_the_refund_day(db):
