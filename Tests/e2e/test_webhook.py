@@ -240,7 +240,8 @@ def test_a_failing_receiver_gets_retries_with_backoff_then_the_event(api, db, re
         receiver.release()
         if backoff_seconds is None:
             break
-        failing = wait_until(lambda: failure_recorded(db, event_id, attempt), 15, f"failure {attempt} recorded")
+        failing = wait_until(lambda: failure_recorded(db, event_id, attempt), 15, f"failure {attempt} recorded",
+                             interval=0.02)
         assert failing["status"] == "pending" and failing["last_error"] == "HTTP 500", failing
         assert failing["lease_expires_at"] is None
         answered = wall_clock_ms(receiver.of([event_id])[-1].answered_at)
