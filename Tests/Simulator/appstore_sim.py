@@ -344,8 +344,11 @@ class Settings:
 
 class Stats:
     """Requests that reached /verifyReceipt (so after the TLS handshake), per endpoint and per protocol
-    ("http1", "http2"); open connections to both endpoints, in all and per protocol."""
+    ("http1", "http2"); open connections to both endpoints, in all and per protocol; and when the last
+    ARRIVALS_KEPT requests to each endpoint arrived (`arrived_ms`: milliseconds on the simulator's monotonic
+    clock, so only their differences mean anything), to see how far apart a client's retries came."""
     PROTOCOLS = ("http1", "http2")
+    ARRIVALS_KEPT = 64
 
     def __init__(self):
         self.inflight = 0
@@ -356,11 +359,17 @@ class Stats:
     def reset(self):
         self.per_environment = {e: {"requests": 0, "dropped": 0, "status": {}} for e in ENVIRONMENTS}
         self.per_protocol = dict.fromkeys(self.PROTOCOLS, 0)
+        self.arrivals = {e: [] for e in ENVIRONMENTS}
         self.max_inflight = self.inflight  # gauges carry on: those requests and connections are still open
         self.max_connections = self.connections
         self.max_open = dict(self.open)
 
-    def arrived(self, environment, protocol):
+    def arrived(self, environment, protocol, now):
+        """A request to `environment` arrived at loop time `now`."""
+        arrivals = self.arrivals[environment]
+        arrivals.append(round(now * 1000, 3))
+        if len(arrivals) > self.ARRIVALS_KEPT:
+            del arrivals[0]
         self.per_environment[environment]["requests"] += 1
         self.per_protocol[protocol] += 1
         self.inflight += 1
@@ -389,7 +398,8 @@ class Stats:
 
     def as_dict(self):
         counts = {**self.per_environment, "inflight": self.inflight, "max_inflight": self.max_inflight,
-                  "connections": self.connections, "max_connections": self.max_connections}
+                  "connections": self.connections, "max_connections": self.max_connections,
+                  "arrived_ms": {e: list(self.arrivals[e]) for e in ENVIRONMENTS}}
         for protocol in self.PROTOCOLS:
             counts[protocol + "_requests"] = self.per_protocol[protocol]
             counts[protocol + "_connections"] = self.open[protocol]
@@ -874,7 +884,7 @@ class AppleSite:
             return
         sim, environment = self.simulator, self.environment
         settings = sim.settings
-        sim.stats.arrived(environment, "http2" if isinstance(exchange, HTTP2Stream) else "http1")
+        sim.stats.arrived(environment, "http2" if isinstance(exchange, HTTP2Stream) else "http1", request.arrived)
         fault = settings.take_fault(environment, request.arrived)
         if fault is DROP:
             status, body = None, None

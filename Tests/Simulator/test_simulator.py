@@ -393,6 +393,27 @@ def test_stats_count_per_environment_and_reset(sim):
     assert zeroed["production"] == {"requests": 0, "dropped": 0, "status": {}}
 
 
+def test_stats_keep_when_the_last_requests_arrived(sim):
+    """arrived_ms: per endpoint, the simulator's clock at each request's arrival, the last 64 of them."""
+    requests.post(f"http://127.0.0.1:{sim.control_port}/stats/reset", timeout=5)
+    asked = time.monotonic()
+    sim.verify("production", app("p1"))
+    time.sleep(0.2)
+    sim.verify("production", app("p1"))
+    answered = time.monotonic()
+    sim.verify("sandbox", app("p1", environment="Sandbox"))
+    arrived = sim.stats()["arrived_ms"]
+    first, second = arrived["production"]
+    assert 200 <= second - first <= (answered - asked) * 1000, arrived
+    assert len(arrived["sandbox"]) == 1 and arrived["sandbox"][0] >= second, arrived
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda _: sim.verify("production", app("p1")), range(70)))
+    kept = sim.stats()["arrived_ms"]["production"]
+    assert len(kept) == 64 and kept == sorted(kept) and kept[0] > second, kept
+    zeroed = requests.post(f"http://127.0.0.1:{sim.control_port}/stats/reset", timeout=5).json()
+    assert zeroed["arrived_ms"] == {"production": [], "sandbox": []}
+
+
 def test_control_rejects_unknown_keys_and_bad_values(sim):
     url = f"http://127.0.0.1:{sim.control_port}/control"
     for bad in ({"latency": 5}, {"tls": "maybe"}, {"fail_next": -1}, {"force_status": "21005"}):

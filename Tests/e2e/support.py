@@ -314,3 +314,15 @@ class RunRecord:
 
 
 RUN_RECORD = RunRecord()
+
+
+# --- lock waits: a known point inside the service ----------------------------------
+
+def lock_waiting_queries(containing):
+    """The queries of the stack's MariaDB now waiting for a row lock whose text holds `containing`. A test
+    holds a lock on purpose and waits for the service's statement to queue behind it: then that request is
+    known to be inside. Read as root (information_schema.INNODB_TRX needs the PROCESS privilege)."""
+    from server_admin import root_sql
+    pattern = "%" + containing.replace("\\", "\\\\").replace("'", "''") + "%"
+    return [row[0] for row in root_sql("SELECT trx_query FROM information_schema.INNODB_TRX"
+                                       f" WHERE trx_state = 'LOCK WAIT' AND trx_query LIKE '{pattern}'")]

@@ -9,16 +9,18 @@ tests' own (webhook_receiver.py); deliveries still go through nginx and the stac
 iap-fcgi, which writes the events the dispatchers pick up from the database.
 Time is simulated by moving `created_at` and `next_attempt_at` in the database.
 """
-import datetime
 import subprocess
 import threading
 import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pymysql
 import pytest
 
 from fastcgi_client import IAP_FCGI, service_environment, start_up_refusal, stop_service, wait_until_answering
-from support import PAY_6, assert_verify_answer, new_transaction_id, new_user_id, placeholders, utc_now, wait_until
+from support import (PAY_6, assert_verify_answer, lock_waiting_queries, new_transaction_id, new_user_id, placeholders,
+                     wait_until)
 from webhook_receiver import NEW_HEADS_PENDING, WebhookReceiver
 
 SECRET = "whsec-e2e-0123456789abcdef"
@@ -116,6 +118,34 @@ def wait_attempts(db, event_id, attempts, timeout=15):
                f"event {event_id} POSTed {attempts} times")
 
 
+def database_now(db):
+    return db.scalar("SELECT UTC_TIMESTAMP(3)")
+
+
+def failure_recorded(db, event_id, attempts):
+    """The event's row with the database's clock read in the same statement (`db_now`), once its
+    `attempts`-th POST is recorded and no lease is held; None before."""
+    row = db.one("SELECT e.*, UTC_TIMESTAMP(3) AS db_now FROM events e WHERE event_id = %s", event_id)
+    return row if row["attempts"] == attempts and row["lease_expires_at"] is None else None
+
+
+def wall_clock_ms(seconds):
+    """time.time() as the naive UTC DATETIME(3) the service writes for that moment (milliseconds cut off)."""
+    moment = datetime.fromtimestamp(seconds, timezone.utc).replace(tzinfo=None)
+    return moment.replace(microsecond=moment.microsecond // 1000 * 1000)
+
+
+def thread_names(pid):
+    """The names of a process's threads (iap-fcgi names each: accept, apple-client, webhook, ...)."""
+    names = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            names.add((task / "comm").read_text().strip())
+        except FileNotFoundError:   # the thread ended meanwhile
+            pass
+    return names
+
+
 def move_unleased(db, sql, event_ids, *args):
     """Runs `UPDATE events SET <sql> WHERE ...` on the events no dispatcher holds at the moment (a POST
     under way would write its result over the change), retrying until every one was changed."""
@@ -192,25 +222,40 @@ def test_a_refund_follows_its_delivery_in_order(api, db, receipts, receiver, dis
 
 
 def test_a_failing_receiver_gets_retries_with_backoff_then_the_event(api, db, receipts, receiver, dispatcher):
-    receiver.behave(fail_all=True)
+    """1 s after the first failure, 2 s after the second: each failure's answer is held until the test lets
+    it go, so the recorded schedule is bracketed by the answer and the first look at the row after it,
+    whatever the machine's load; and no POST comes before its time."""
+    receiver.behave(fail_all=True, hold=True)
     user_id = new_user_id()
     deliver(api, receipts, user_id)
     [row] = events_of(db, user_id)
-    wait_attempts(db, row["event_id"], 3)
-    failing = event(db, row["event_id"])
-    assert failing["status"] == "pending" and failing["last_error"] == "HTTP 500", failing
-    assert failing["next_attempt_at"] is not None and failing["lease_expires_at"] is None
+    event_id = row["event_id"]
+    due = None
+    for attempt, backoff_seconds in ((1, 1), (2, 2), (3, None)):
+        wait_until(lambda: len(receiver.of([event_id])) == attempt and receiver.held() == 1, 15,
+                   f"POST {attempt} of event {event_id} held")
+        if due is not None:
+            assert receiver.of([event_id])[-1].started_at >= due.replace(tzinfo=timezone.utc).timestamp(), \
+                f"POST {attempt} came before its time {due}"
+        receiver.release()
+        if backoff_seconds is None:
+            break
+        failing = wait_until(lambda: failure_recorded(db, event_id, attempt), 15, f"failure {attempt} recorded",
+                             interval=0.02)
+        assert failing["status"] == "pending" and failing["last_error"] == "HTTP 500", failing
+        assert failing["lease_expires_at"] is None
+        answered = wall_clock_ms(receiver.of([event_id])[-1].answered_at)
+        due = failing["next_attempt_at"]
+        assert answered <= due - timedelta(seconds=backoff_seconds) <= failing["db_now"], \
+            (attempt, answered, due, failing["db_now"])
 
     receiver.heal()
-    wait_status(db, [row["event_id"]], "sent")
-    posts = receiver.of([row["event_id"]])
+    wait_status(db, [event_id], "sent")
+    posts = receiver.of([event_id])
     assert [p.status for p in posts[:3]] == [500, 500, 500] and posts[-1].status == 200, posts
     assert sum(p.acknowledged for p in posts) == 1
-    # 1 s after the first failure, 2 s after the second (polled every 200 ms).
-    gaps = [later.started - earlier.started for earlier, later in zip(posts, posts[1:3])]
-    assert 0.9 <= gaps[0] <= 1.8 and 1.9 <= gaps[1] <= 2.8, gaps
     assert all(p.raw_body == posts[0].raw_body and p.signature_ok for p in posts)
-    sent = event(db, row["event_id"])
+    sent = event(db, event_id)
     assert sent["attempts"] == len(posts) and sent["last_error"] == "HTTP 500", sent
 
 
@@ -227,15 +272,17 @@ def test_receiver_down_for_an_hour_then_back_every_event_arrives_in_order(api, d
         wait_attempts(db, event_id, 1)
 
     # An hour of failures: 12 POSTs (1 s doubling to 2048 s add up to about an hour), the next one due now.
+    before = database_now(db)
     move_unleased(db, "created_at = created_at - INTERVAL 1 HOUR, attempts = 12, next_attempt_at = UTC_TIMESTAMP(3)",
                   heads)
     for event_id in heads:
         wait_attempts(db, event_id, 13)
+    after = database_now(db)
     for event_id in heads:
         row = event(db, event_id)
         assert row["status"] == "pending", row        # not failed: 71 hours left
-        wait_seconds = (row["next_attempt_at"] - utc_now()).total_seconds()
-        assert 3500 <= wait_seconds <= 3600, row      # the backoff stops at an hour
+        # The backoff stops at an hour: due an hour after the 13th failure, recorded between the two looks.
+        assert before <= row["next_attempt_at"] - timedelta(hours=1) <= after, (before, row, after)
     for event_id in seconds:   # each user's next event waits behind the pending one
         assert event(db, event_id)["attempts"] == 0 and not receiver.of([event_id])
 
@@ -335,15 +382,15 @@ def test_a_receiver_whose_certificate_is_not_trusted_gets_nothing(api, db, recei
 
 
 def test_sigkill_while_posting_loses_no_event(api, db, receipts, receiver, dispatcher):
-    receiver.behave(stall_seconds=3)
+    receiver.behave(hold=True)   # no answer until the process is gone
     users = [new_user_id() for _ in range(8)]
     for user_id in users:
         deliver(api, receipts, user_id)
     ids = [r["event_id"] for r in events_of(db, *users)]
-    wait_until(lambda: len({d.event_id for d in receiver.of(ids)}) >= 4, 10, "POSTs under way")
-    under_way = {d.event_id for d in receiver.of(ids) if d.answered is None}
+    wait_until(lambda: receiver.held() >= 4, 15, "POSTs under way")
     dispatcher.kill()
-    assert under_way, "nothing was under way at the kill"
+    under_way = {d.event_id for d in receiver.of(ids) if d.answered is None}
+    assert len(under_way) >= 4, "nothing was under way at the kill"
     receiver.heal()
     dispatcher.start()
     wait_status(db, ids, "sent", timeout=LEASE_SECONDS + 20)   # the killed process's leases end first
@@ -356,16 +403,19 @@ def test_sigkill_while_posting_loses_no_event(api, db, receipts, receiver, dispa
 
 @pytest.mark.outage("mariadb")
 def test_mariadb_stopped_while_posting_loses_no_event(api, db, receipts, receiver, dispatcher, stack):
-    receiver.behave(stall_seconds=2)
+    receiver.behave(hold=True)   # answered only once MariaDB is down
     users = [new_user_id() for _ in range(4)]
     for user_id in users:
         deliver(api, receipts, user_id)
     ids = [r["event_id"] for r in events_of(db, *users)]
-    wait_until(lambda: receiver.in_flight() >= 1 and receiver.of(ids), 10, "POSTs under way")
+    wait_until(lambda: receiver.held() >= 1 and receiver.of(ids), 15, "POSTs under way")
     stack("stop mariadb")
     try:
-        time.sleep(3)   # the POSTs under way are answered; their answers cannot be recorded
+        held = [d for d in receiver.of(ids) if d.answered is None]
         receiver.heal()
+        # The POSTs under way are answered with MariaDB down, and the dispatcher has met the outage.
+        wait_until(lambda: all(d.answered is not None for d in held), 15, "the held POSTs answered")
+        wait_until(lambda: "webhook: database error" in dispatcher.log_text(), 15, "the dispatcher meeting the outage")
     finally:
         stack("start mariadb")
     wait_until(lambda: api.get("/v1/health").status_code == 200, 30, "the service healthy again")
@@ -397,14 +447,21 @@ def test_two_processes_never_post_one_event_at_the_same_time(api, db, receipts, 
 
 
 def test_sigterm_finishes_the_post_under_way_and_records_it(api, db, receipts, receiver, dispatcher):
-    receiver.behave(stall_seconds=2)
+    """The POST is held at the receiver until the stopping process has only its webhook left to stop (its
+    accept threads and Apple's client thread are gone): the stop waits for that POST and records it."""
+    receiver.behave(hold=True)
     user_id = new_user_id()
     deliver(api, receipts, user_id)
     [row] = events_of(db, user_id)
-    wait_until(lambda: receiver.in_flight() >= 1 and receiver.of([row["event_id"]]), 10, "the POST under way")
-    started = time.monotonic()
+    wait_until(lambda: receiver.held() == 1 and receiver.of([row["event_id"]]), 15, "the POST under way")
+    dispatcher.process.terminate()
+    wait_until(lambda: not thread_names(dispatcher.process.pid) & {"accept", "apple-client"}, 30,
+               "iap-fcgi stopping all but its webhook")
+    assert receiver.held() == 1 and dispatcher.process.poll() is None
+    receiver.release()
+    released = time.monotonic()
     assert dispatcher.stop() == 0, dispatcher.log_text()[-3000:]
-    assert time.monotonic() - started < 15
+    assert time.monotonic() - released < 15
     assert event(db, row["event_id"])["status"] == "sent"
     assert "stopped" in dispatcher.log_text().splitlines()[-1]
     dispatcher.start()
@@ -428,8 +485,9 @@ def test_pull_mode_consumes_an_event_exactly_once(api, db, receipts):
             second.commit()
         racer = threading.Thread(target=racing)
         racer.start()
-        time.sleep(0.3)
-        assert "rows" not in outcome      # it waits for the first transaction's row lock
+        # It waits for the first transaction's row lock.
+        wait_until(lambda: lock_waiting_queries("UPDATE events SET consumed_at"), 30, "the second claim waiting")
+        assert "rows" not in outcome
         first.commit()
         racer.join(10)
         assert outcome["rows"] == 0

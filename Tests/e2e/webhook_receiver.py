@@ -1,8 +1,9 @@
 """A game's webhook endpoint of the tests' own: HTTPS (the stack's test CA), HTTP/1.1
 kept alive, every POST checked (X-IAP-Signature against the shared secret,
 X-IAP-Event-Id against the body) and recorded. On demand it answers 500, or stalls
-before answering, for every event or for chosen ones, and it notices when one
-event_id is being POSTed twice at the same time.
+before answering, for every event or for chosen ones, or holds every POST until the
+test releases it (a known point to act at while POSTs are under way), and it
+notices when one event_id is being POSTed twice at the same time.
 
 In tests: `WebhookReceiver(secret, certs_dir).start()` serves on a thread of its own.
 Standalone (scripts/bench-webhook): `python3 webhook_receiver.py --certs DIR --secret S --port P`.
@@ -18,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 
 SIGNATURE_MAX_AGE_SECONDS = 300
+HOLD_POLL_SECONDS = 0.01
 # Events never POSTed that nothing holds back (a user's earlier event in backoff): what a dispatcher
 # sends at once. The tests and scripts/bench-webhook wait for none to be left before they start.
 NEW_HEADS_PENDING = """SELECT COUNT(*) FROM events e WHERE e.status = 'pending' AND e.next_attempt_at IS NULL
@@ -36,6 +38,8 @@ class Delivery:
     started: float           # time.monotonic() when the request was read
     answered: float | None = None
     status: int | None = None
+    started_at: float = 0.0  # time.time() when the request was read (to compare with the database's times)
+    answered_at: float | None = None   # time.time() when its answer was decided, just before it is written
 
     @property
     def acknowledged(self):
@@ -62,6 +66,7 @@ class Behaviour:
     fail_status: int = 500
     stall_seconds: float = 0.0                   # every POST waits this long before its answer
     stall_event_ids: set = field(default_factory=set)
+    hold: bool = False                           # every POST waits before its answer until release() or heal()
 
 
 class WebhookReceiver:
@@ -77,6 +82,8 @@ class WebhookReceiver:
         self.deliveries = []            # every POST, in arrival order
         self.overlaps = []              # event ids POSTed while a POST of the same id was under way
         self.under_way = {}             # event id -> POSTs of it not yet answered
+        self.releases = 0               # release() calls so far
+        self.holding = 0                # POSTs waiting for release() now
         self.bad_requests = []          # anything that was not a well-formed POST
         self.lock = threading.Lock()
         self.loop = None
@@ -99,6 +106,16 @@ class WebhookReceiver:
     def heal(self):
         with self.lock:
             self.behaviour = Behaviour()
+
+    def release(self):
+        """Lets the POSTs held so far (behave(hold=True)) answer; those that arrive later are held in turn."""
+        with self.lock:
+            self.releases += 1
+
+    def held(self):
+        """POSTs waiting for release() now."""
+        with self.lock:
+            return self.holding
 
     def of(self, event_ids):
         """The POSTs of these event ids, in arrival order."""
@@ -185,9 +202,10 @@ class WebhookReceiver:
         event_id = headers.get("x-iap-event-id", "")
         delivery = Delivery(event_id=event_id, body=document, raw_body=body, headers=headers,
                             signature_ok=signature_valid(headers.get("x-iap-signature"), body, self.secret),
-                            started=time.monotonic())
+                            started=time.monotonic(), started_at=time.time())
         with self.lock:
             behaviour = self.behaviour
+            ticket = self.releases      # held until a release() after its arrival
             self.deliveries.append(delivery)
             if self.under_way.get(event_id, 0) > 0:
                 self.overlaps.append(event_id)
@@ -197,6 +215,8 @@ class WebhookReceiver:
                                                 or event_id in behaviour.stall_event_ids) else 0
             if stall:
                 await asyncio.sleep(stall)
+            if behaviour.hold:
+                await self._wait_for_release(ticket)
             failing = behaviour.fail_all or event_id in behaviour.fail_event_ids
             status = behaviour.fail_status if failing else 200
             if not delivery.signature_ok:
@@ -205,8 +225,23 @@ class WebhookReceiver:
             with self.lock:
                 self.under_way[event_id] -= 1
         delivery.answered = time.monotonic()
+        delivery.answered_at = time.time()
         delivery.status = status
         return status
+
+    def _still_held(self, ticket):
+        with self.lock:
+            return self.behaviour.hold and self.releases == ticket
+
+    async def _wait_for_release(self, ticket):
+        with self.lock:
+            self.holding += 1
+        try:
+            while self._still_held(ticket):
+                await asyncio.sleep(HOLD_POLL_SECONDS)
+        finally:
+            with self.lock:
+                self.holding -= 1
 
 
 def main():
