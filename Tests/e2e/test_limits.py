@@ -211,12 +211,14 @@ def test_loopback_is_not_rate_limited():
 # --- calls to Apple at once ------------------------------------------------------------------------
 
 def test_calls_to_apple_at_once_are_bounded(api, db, receipts, simulator):
-    """The test stack runs with IAP_APPLE_MAX_CALLS=8: 24 verifies at once, each waiting 500 ms on Apple,
-    go 8 at a time, and every one is delivered."""
+    """The test stack runs with IAP_APPLE_MAX_CALLS=8: 16 verifies at once, each waiting 400 ms on Apple,
+    go 8 at a time, and every one is delivered. Two rounds of 400 ms leave more than half of the 2 s
+    budget (IAP_APPLE_TIMEOUT_MS) to a loaded machine's TLS handshakes and scheduling; three rounds of
+    500 ms left a quarter, and one answer came back retry_later at a load of 8."""
     bound = int(os.environ["IAP_APPLE_MAX_CALLS"])
-    simulator.control(latency_ms=500)
+    simulator.control(latency_ms=400)
     user_id = new_user_id()
-    made = [one_purchase_receipt(receipts) for _ in range(bound * 3)]
+    made = [one_purchase_receipt(receipts) for _ in range(bound * 2)]
     start = threading.Barrier(len(made), timeout=30)
 
     def post(item):
