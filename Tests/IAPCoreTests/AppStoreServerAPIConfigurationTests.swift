@@ -57,4 +57,16 @@ final class AppStoreServerAPIConfigurationTests: XCTestCase {
         XCTAssertEqual(error(["IAP_APPSTORE_API_URL": "http://api.storekit.apple.com"])?.variable, "IAP_APPSTORE_API_URL")
         XCTAssertEqual(error(["IAP_APPSTORE_SANDBOX_API_URL": "ftp://x"])?.variable, "IAP_APPSTORE_SANDBOX_API_URL")
     }
+
+    func testLookupsPerMinuteDefaultsTo600AndIsValidated() throws {
+        let defaults = try ServiceConfiguration.fromEnvironment(["IAP_BUNDLE_IDS": "com.example.game"]).appStore
+        XCTAssertEqual(defaults.lookupsPerMinute, 600)
+        let set = try AppStoreServerAPIConfiguration.fromEnvironment(["IAP_APPSTORE_LOOKUPS_PER_MINUTE": "5"])
+        XCTAssertEqual(set.lookupsPerMinute, 5)
+        for bad in ["0", "-1", "100001", "ten", "6.5"] {
+            let refused = error(["IAP_APPSTORE_LOOKUPS_PER_MINUTE": bad])
+            XCTAssertEqual(refused?.variable, "IAP_APPSTORE_LOOKUPS_PER_MINUTE", bad)
+            XCTAssertTrue(refused?.description.contains("IAP_APPSTORE_LOOKUPS_PER_MINUTE") ?? false, bad)
+        }
+    }
 }

@@ -163,4 +163,15 @@ final class VerifyAnswerTests: XCTestCase {
             "purchase_date":null,"cancellation_date":null,"state":"already_delivered","order_id":null}
             """#)
     }
+
+    func testASignedTransactionsAnswerShowsTheEnvironmentAppleSigned() {
+        for signed in SignedTransactionAdmission.Environment.allCases {
+            let answer = VerifyAnswer(
+                status: .rejected, environment: signed.deliveryEnvironment, signedEnvironment: signed)
+            XCTAssertEqual(answer.json().objectValue?["environment"], .string(signed.rawValue))
+        }
+        XCTAssertEqual(
+            VerifyAnswer(status: .delivered, environment: .sandbox).json().objectValue?["environment"],
+            .string("Sandbox"), "a receipt's answer shows where Apple found it")
+    }
 }

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from fastcgi_client import request_once
+from test_transaction_id_verify import own_service  # noqa: F401 (a fixture)
 from support import (PAY_6, PAY_30, UUID_PATTERN, answered_transactions, assert_error, assert_verify_answer,
                      new_transaction_id, new_user_id, placeholders)
 
@@ -146,10 +148,30 @@ def test_transactions_not_for_us_are_rejected_and_not_stored(api, db, signer, fi
     jws, payload = signed(signer, **fields)
     body = assert_verify_answer(post(api, jws, user_id=user, app_version="1.3.0"), "rejected")
     assert only_entry(body)["state"] == "rejected"
+    assert body["environment"] == fields.get("environment", "Production"), "the environment the JWS says"
     assert stored(db, payload["transactionId"]) is None
     assert db.scalar("SELECT COUNT(*) FROM orders WHERE user_id = %s", user) == 0
     [audit] = audit_rows(db, jws)
     assert audit["kind"] == "jws" and audit["signed_data_error"] is None
+
+
+@pytest.mark.parametrize("environment", ["Xcode", "LocalTesting"])
+def test_under_policy_always_a_test_environments_transaction_is_delivered_and_answered_as_signed(
+        db, signer, environment, own_service):
+    """An iap-fcgi of its own under IAP_SANDBOX_POLICY=always (the stack runs review)."""
+    service = own_service(IAP_SANDBOX_POLICY="always")
+    user = new_user_id()
+    jws, payload = signed(signer, environment=environment)
+
+    answer = request_once(service.socket_path, "POST", ROUTE,
+                          body=json.dumps({"signed_transaction": jws, "user_id": user}).encode())
+
+    assert answer.status == 200, answer
+    body = answer.json()
+    assert (body["status"], body["environment"]) == ("delivered", environment), body
+    assert stored(db, payload["transactionId"])["environment"] == "Sandbox", "rows count it as sandbox"
+    [audit] = audit_rows(db, jws)
+    assert audit["environment"] == environment, "the audit row keeps the exact value"
 
 
 def test_a_sandbox_transaction_of_the_version_in_review_is_delivered(api, db, signer, service_settings):
@@ -187,6 +209,12 @@ def test_a_request_that_disagrees_with_the_app_account_token_changes_nothing(api
     assert order(db, made["order_id"])["status"] == "created"
     assert order(db, other_order["order_id"])["status"] == "created"
     assert db.scalar("SELECT COUNT(*) FROM orders WHERE user_id = %s", other_user) == 0
+    rows = audit_rows(db, jws)
+    assert [(r["user_id"], r["order_id"]) for r in rows] == [
+        (other_user, None), ("", other_order["order_id"]), (user, other_order["order_id"])], (
+        "each 409 past the input checks leaves its audit row, as the request named it")
+    assert all(r["kind"] == "jws" and r["transaction_id"] == payload["transactionId"] and r["verified_at"]
+               for r in rows), rows
 
     entry = only_entry(assert_verify_answer(post(api, jws, user_id=user, order_id=made["order_id"]), "delivered"))
     assert entry["order_id"] == made["order_id"]

@@ -680,13 +680,22 @@ def test_verify_with_an_unknown_order_is_refused(api, db, receipts):
     assert_refused_without_a_receipt_row(db, response, 404, "unknown_order", before)
 
 
-def test_verify_with_the_order_of_another_user_is_refused(api, db, receipts, create_order):
+def test_verify_with_the_order_of_another_user_is_refused_with_an_audit_row(api, db, simulator, receipts, create_order):
+    """Past the input checks: the 409 leaves its audit row (API.md "The tables DBAs query"), and Apple is
+    not asked."""
     order = create_order(new_user_id(), PAY_6)
     receipt = receipts.app_receipt(purchases(receipts, PAY_6))
-    before = db.receipt_count()
-    response = api.verify(receipt, order_id=order["order_id"], user_id=new_user_id())
+    asker = new_user_id()
+    response = api.verify(receipt, order_id=order["order_id"], user_id=asker)
 
-    assert_refused_without_a_receipt_row(db, response, 409, "order_user_mismatch", before)
+    assert_error(response, 409, "order_user_mismatch")
+    [row] = db.query("SELECT kind, user_id, order_id, apple_status, environment, verified_at, received_at"
+                     " FROM receipts WHERE user_id = %s", asker)
+    assert (row["kind"], row["order_id"], row["apple_status"], row["environment"]) == (
+        "receipt", order["order_id"], None, None), row
+    assert row["verified_at"] == row["received_at"], "closed at once: retry-pending leaves it alone"
+    assert simulator.requests_to("production") == 0
+    assert db.scalar("SELECT COUNT(*) FROM transactions WHERE user_id = %s", asker) == 0
 
 
 def test_verify_without_user_or_order_is_refused(api, db, receipts):

@@ -37,6 +37,11 @@ public struct APIError: Error, Equatable, Sendable {
     public static let serverAPINotConfigured = APIError(
         httpStatus: 400, code: "server_api_not_configured",
         message: "transaction_id alone needs the App Store Server API, which is not configured; post signed_transaction")
+    /// A bare `transaction_id` whose transaction no `appAccountToken` ties to
+    /// the request's user (`TransactionIDProof`): an id is not a secret.
+    public static let proofRequired = APIError(
+        httpStatus: 403, code: "proof_required",
+        message: "a transaction_id alone does not show the purchase is yours; post the signed transaction or the receipt")
     public static let unknownOrder = APIError(httpStatus: 404, code: "unknown_order", message: "no such order")
     public static let unknownProduct = APIError(
         httpStatus: 404, code: "unknown_product", message: "no such active product")

@@ -3,6 +3,10 @@ public struct VerifyAnswer: Equatable, Sendable {
     public var status: VerifyStatus
     /// Where Apple found the receipt; nil when Apple was not reached.
     public var environment: AppleEnvironment?
+    /// A StoreKit 2 transaction's `environment` as Apple signed it, which the
+    /// answer shows instead of `environment` (that one counts `Xcode` and
+    /// `LocalTesting` as `Sandbox`, as the rows do); nil for a receipt.
+    public var signedEnvironment: SignedTransactionAdmission.Environment?
     /// Apple's last status; nil when Apple was not reached.
     public var appleStatus: Int?
     /// The request's order, or the order the named transaction went to.
@@ -13,10 +17,12 @@ public struct VerifyAnswer: Equatable, Sendable {
 
     public init(
         status: VerifyStatus, environment: AppleEnvironment? = nil, appleStatus: Int? = nil,
-        orderID: String? = nil, app: AppleReceipt? = nil, transactions: [TransactionAnswer] = []
+        orderID: String? = nil, app: AppleReceipt? = nil, transactions: [TransactionAnswer] = [],
+        signedEnvironment: SignedTransactionAdmission.Environment? = nil
     ) {
         self.status = status
         self.environment = environment
+        self.signedEnvironment = signedEnvironment
         self.appleStatus = appleStatus
         self.orderID = orderID
         self.app = app
@@ -38,7 +44,7 @@ public struct VerifyAnswer: Equatable, Sendable {
             "status": .string(status.rawValue),
             "code": .int(status.code),
             "finish_transaction": .bool(status.finishTransaction),
-            "environment": .optionalString(environment?.rawValue),
+            "environment": .optionalString(signedEnvironment?.rawValue ?? environment?.rawValue),
             "apple_status": appleStatus.map { .int($0) } ?? .null,
             "order_id": .optionalString(orderID),
             "app": app.map(Self.appJSON) ?? .null,

@@ -8,18 +8,25 @@ public struct AppStoreServerAPIConfiguration: Equatable, Sendable {
     public var productionURL: String
     /// `IAP_APPSTORE_SANDBOX_API_URL`, default `https://api.storekit-sandbox.apple.com`; https only.
     public var sandboxURL: String
+    /// `IAP_APPSTORE_LOOKUPS_PER_MINUTE`, default 600, allowed 1...100000: the
+    /// transaction ids a bare `transaction_id` verify may look up at Apple per
+    /// minute, for the whole service (`TransactionLookupBudget`); beyond it, `retry_later`.
+    public var lookupsPerMinute: Int
 
+    public static let defaultLookupsPerMinute = 600
+    public static let lookupsPerMinuteRange = 1...100_000
     public static let defaultProductionURL = "https://api.storekit.apple.com"
     public static let defaultSandboxURL = "https://api.storekit-sandbox.apple.com"
     static let credentialVariables = ["IAP_APPSTORE_KEY_ID", "IAP_APPSTORE_ISSUER_ID", "IAP_APPSTORE_PRIVATE_KEY_FILE"]
 
     public init(
         credentials: AppStoreCredentials? = nil, productionURL: String = defaultProductionURL,
-        sandboxURL: String = defaultSandboxURL
+        sandboxURL: String = defaultSandboxURL, lookupsPerMinute: Int = defaultLookupsPerMinute
     ) {
         self.credentials = credentials
         self.productionURL = productionURL
         self.sandboxURL = sandboxURL
+        self.lookupsPerMinute = lookupsPerMinute
     }
 
     /// The base URL of `environment`'s Server API, without a trailing "/".
@@ -49,7 +56,10 @@ public struct AppStoreServerAPIConfiguration: Equatable, Sendable {
         return AppStoreServerAPIConfiguration(
             credentials: credentials,
             productionURL: try reader.httpsURL("IAP_APPSTORE_API_URL", default: defaultProductionURL),
-            sandboxURL: try reader.httpsURL("IAP_APPSTORE_SANDBOX_API_URL", default: defaultSandboxURL))
+            sandboxURL: try reader.httpsURL("IAP_APPSTORE_SANDBOX_API_URL", default: defaultSandboxURL),
+            lookupsPerMinute: try reader.integer(
+                "IAP_APPSTORE_LOOKUPS_PER_MINUTE", default: defaultLookupsPerMinute, in: lookupsPerMinuteRange,
+                "must be a whole number of transaction id look-ups per minute from 1 to 100000"))
     }
 }
 

@@ -82,16 +82,19 @@ final class AppStoreServerClient: Sendable {
     /// Get Transaction Info as Apple answered it: the JWS, not yet verified,
     /// for a caller that keeps it (the audit row of a `transaction_id` verify)
     /// and verifies it off this thread. `invalidAnswer`: a body without
-    /// `signedTransactionInfo`. False when too many calls wait their turn.
+    /// `signedTransactionInfo`. `sandboxFallback` false: production only (the
+    /// sandbox policy `never`). False when too many calls wait their turn.
     func fetchSignedTransactionInfo(
-        _ transactionID: String, deadline: Deadline = .never,
+        _ transactionID: String, sandboxFallback: Bool = true, deadline: Deadline = .never,
         completion: @escaping @Sendable (Result<String, AppStoreServerError>) -> Void
     ) -> Bool {
         guard Self.isPathSafe(transactionID) else {
             completion(.failure(.notFound))
             return true
         }
-        return get("/inApps/v1/transactions/\(transactionID)", sandboxFallback: true, deadline: deadline) { result in
+        return get(
+            "/inApps/v1/transactions/\(transactionID)", sandboxFallback: sandboxFallback, deadline: deadline
+        ) { result in
             completion(
                 result.flatMap { body in
                     guard let jws = ServerAPIReply.signedTransactionInfo(body) else { return .failure(.invalidAnswer) }

@@ -6,16 +6,18 @@ internal import SignedData
 /// On the accept thread that read it: the request is checked, the JWS
 /// verified offline (`SignedDataVerifier`: ~70 µs with its certificates
 /// known, ~1.3 ms the first time a pair is seen) and the order resolved
-/// (`SignedTransactionOrder`, which may refuse with 409 before anything is
-/// written). Then `SignedTransactionBatches` records the audit row and
-/// delivers, and this thread is free again. A refused JWS is 400
-/// `invalid_signed_data` with only its audit row; a database that cannot take
-/// the row is `retry_later`.
+/// (`SignedTransactionOrder`). Then `SignedTransactionBatches` records the
+/// audit row and delivers, and this thread is free again. A refused JWS is 400
+/// `invalid_signed_data`, and a request that contradicts the order the
+/// transaction names 409 `order_user_mismatch`, each with only its audit row;
+/// a database that cannot take the row is `retry_later`.
 ///
 /// `{"transaction_id", "user_id"}` without a JWS goes to
 /// `SignedTransactionFetches` through the same threads (the audit row, then
-/// the App Store Server API, then as if the JWS had been posted); without the
-/// Server API configured it is 400 `server_api_not_configured`.
+/// the App Store Server API, then as if the JWS had been posted, but for the
+/// proof an id lacks: 403 `proof_required` unless the transaction's
+/// `appAccountToken` names the user's order); without the Server API
+/// configured it is 400 `server_api_not_configured`.
 struct TransactionsRoute: Sendable {
     let verifier: SignedDataVerifier
     let batches: SignedTransactionBatches
@@ -50,13 +52,21 @@ struct TransactionsRoute: Sendable {
                 jws: jws, orderID: verifyRequest.orderID, userID: verifyRequest.userID ?? "",
                 appVersion: verifyRequest.appVersion, clientAddress: request.clientAddress, outcome: .refused(error),
                 receivedAt: receivedAt)
-            return batches.submit(.posted(SignedTransactionBatches.Job(row: row, input: nil, responder: responder)))
+            return batches.submit(.posted(SignedTransactionBatches.Job(
+                row: row, next: .refuse(.invalidSignedData), responder: responder)))
         }
         let order: SignedTransactionOrder
         do {
             order = try SignedTransactionOrder.resolve(
                 appAccountToken: verified.transaction.appAccountToken, request: verifyRequest,
                 connection: worker.connection)
+        } catch let error as APIError where error == .orderUserMismatch {
+            // Past the input checks: on record, as the request named it, before the 409.
+            let row = SignedTransactionAudit.Row(
+                jws: jws, orderID: verifyRequest.orderID, userID: verifyRequest.userID ?? "",
+                appVersion: verifyRequest.appVersion, clientAddress: request.clientAddress,
+                outcome: .verified(verified.transaction), receivedAt: receivedAt)
+            return batches.submit(.posted(SignedTransactionBatches.Job(row: row, next: .refuse(error), responder: responder)))
         } catch let error as APIError {
             return responder.send(.error(error))
         } catch {
@@ -64,7 +74,8 @@ struct TransactionsRoute: Sendable {
             Log.event("transactions/verify: order not read: \(error)")
             let environment = SignedTransactionAdmission.Environment(rawValue: verified.transaction.environment)
             return responder.send(.verify(VerifyAnswer(
-                status: .retryLater, environment: environment?.deliveryEnvironment, orderID: verifyRequest.orderID)))
+                status: .retryLater, environment: environment?.deliveryEnvironment, orderID: verifyRequest.orderID,
+                signedEnvironment: environment)))
         }
         let row = SignedTransactionAudit.Row(
             jws: jws, orderID: order.orderID, userID: order.userID, appVersion: verifyRequest.appVersion,
@@ -72,6 +83,6 @@ struct TransactionsRoute: Sendable {
             receivedAt: receivedAt)
         let input = SignedTransactionDelivery.Input(
             transaction: verified.transaction, raw: verified.raw, order: order, appVersion: verifyRequest.appVersion)
-        batches.submit(.posted(SignedTransactionBatches.Job(row: row, input: input, responder: responder)))
+        batches.submit(.posted(SignedTransactionBatches.Job(row: row, next: .deliver(input), responder: responder)))
     }
 }

@@ -31,12 +31,28 @@ struct VerifyRoute: Sendable {
                 ReceiptStore.NewReceipt(
                     request: verifyRequest, userID: userID, clientAddress: request.clientAddress, receivedAt: .now()),
                 responder: responder)
+        } catch let error as APIError where error == .orderUserMismatch {
+            recordRefused(verifyRequest, clientAddress: request.clientAddress, connection: worker.connection)
+            responder.send(.error(error))
         } catch let error as APIError {
             responder.send(.error(error))
         } catch {
             // The order or an earlier answer could not be read: nothing is recorded, Apple is not called.
             Log.event("verify: receipt not recorded: \(error)")
             responder.send(.verify(VerifyAnswer(status: .retryLater, orderID: verifyRequest.orderID)))
+        }
+    }
+
+    /// A request refused past its input checks still leaves its audit row,
+    /// with the user it asked for; a row the database refuses is logged.
+    private func recordRefused(_ verifyRequest: VerifyRequest, clientAddress: String?, connection: MariaDBConnection) {
+        guard let userID = verifyRequest.userID else { return }  // a mismatch names one
+        let receipt = ReceiptStore.NewReceipt(
+            request: verifyRequest, userID: userID, clientAddress: clientAddress, receivedAt: .now())
+        do {
+            try RefusedReceiptAudit(connection: connection).record(receipt)
+        } catch {
+            Log.event("verify: refused request not recorded: \(error)")
         }
     }
 

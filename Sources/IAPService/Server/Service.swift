@@ -90,7 +90,9 @@ public final class Service: Sendable {
             deadlineBudgetMs: VerificationDeadline.budgetMs(appleTimeoutMs: configuration.appleTimeoutMs))
         recorder.start(database: database)
         let fetches = appStoreServer.map {
-            SignedTransactionFetches(client: $0, verifier: signedData, appleTimeoutMs: configuration.appleTimeoutMs)
+            SignedTransactionFetches(
+                client: $0, verifier: signedData, appleTimeoutMs: configuration.appleTimeoutMs,
+                sandboxPolicy: configuration.sandboxPolicy, lookupsPerMinute: configuration.appStore.lookupsPerMinute)
         }
         let signedTransactions = SignedTransactionBatches(
             delivery: SignedTransactionDelivery(

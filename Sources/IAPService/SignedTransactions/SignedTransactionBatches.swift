@@ -21,9 +21,23 @@ final class SignedTransactionBatches: Sendable {
     /// A request whose JWS has been checked, and where its answer goes.
     struct Job: Sendable {
         let row: SignedTransactionAudit.Row
-        /// nil: the JWS was refused (400 `invalid_signed_data` once its row is recorded).
-        let input: SignedTransactionDelivery.Input?
+        let next: Next
         let responder: Responder
+
+        /// What follows once the row is recorded.
+        enum Next: Sendable {
+            /// The transaction goes on to steps 3 to 5.
+            case deliver(SignedTransactionDelivery.Input)
+            /// This error is answered: the JWS was refused (400
+            /// `invalid_signed_data`), or the request contradicts the order
+            /// the transaction names (409 `order_user_mismatch`).
+            case refuse(APIError)
+        }
+
+        var input: SignedTransactionDelivery.Input? {
+            if case .deliver(let input) = next { return input }
+            return nil
+        }
     }
 
     /// What the threads take.
@@ -102,9 +116,13 @@ final class SignedTransactionBatches: Sendable {
                 Self.notRecorded(.posted(job))
                 continue
             }
-            guard let input = job.input else {
-                job.responder.send(.error(.invalidSignedData))
+            let input: SignedTransactionDelivery.Input
+            switch job.next {
+            case .refuse(let error):
+                job.responder.send(.error(error))
                 continue
+            case .deliver(let admissible):
+                input = admissible
             }
             recorded.append((input, receiptID, job.responder))
         }
@@ -141,9 +159,13 @@ final class SignedTransactionBatches: Sendable {
                 let receiptIDs = try SignedTransactionAudit(connection: connection).record(posted.map(\.row))
                 var admitted: [Admitted] = []
                 for (job, receiptID) in zip(posted, receiptIDs) {
-                    guard let input = job.input else {
-                        responses.append((job.responder, .error(.invalidSignedData)))
+                    let input: SignedTransactionDelivery.Input
+                    switch job.next {
+                    case .refuse(let error):
+                        responses.append((job.responder, .error(error)))
                         continue
+                    case .deliver(let admissible):
+                        input = admissible
                     }
                     switch delivery.step(input, receiptID: receiptID) {
                     case .answer(let answer): responses.append((job.responder, .verify(answer)))
@@ -195,11 +217,11 @@ final class SignedTransactionBatches: Sendable {
         guard let receiptID, let fetches else {
             return Self.notRecorded(.fetch(fetch))
         }
-        let asked = fetches.ask(fetch, receiptID: receiptID) { [self] answer in
+        let unasked = fetches.ask(fetch, receiptID: receiptID) { [self] answer in
             submit(.fetched(answer))
         }
-        if !asked {
-            fetch.responder.send(fetches.refused(fetch, receiptID: receiptID, connection: connection))
+        if let unasked {
+            fetch.responder.send(fetches.unasked(fetch, why: unasked, receiptID: receiptID, connection: connection))
         }
     }
 
@@ -256,7 +278,7 @@ final class SignedTransactionBatches: Sendable {
         case .posted(let job):
             job.responder.send(.verify(VerifyAnswer(
                 status: .retryLater, environment: job.input?.environment,
-                orderID: job.input?.order.orderID ?? job.row.orderID)))
+                orderID: job.input?.order.orderID ?? job.row.orderID, signedEnvironment: job.input?.signedEnvironment)))
         case .fetch(let fetch):
             fetch.responder.send(.verify(VerifyAnswer(status: .retryLater, orderID: fetch.request.orderID)))
         case .fetched(let answer):

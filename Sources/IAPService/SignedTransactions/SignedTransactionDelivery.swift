@@ -20,9 +20,14 @@ struct SignedTransactionDelivery: Sendable {
         let order: SignedTransactionOrder
         let appVersion: String?
 
-        /// Where the rows and the answer place it (`Xcode`, `LocalTesting`: `Sandbox`).
+        /// Where the rows place it (`Xcode`, `LocalTesting`: `Sandbox`).
         var environment: AppleEnvironment? {
-            SignedTransactionAdmission.Environment(rawValue: transaction.environment)?.deliveryEnvironment
+            signedEnvironment?.deliveryEnvironment
+        }
+
+        /// The environment Apple signed, which the answer shows as it is.
+        var signedEnvironment: SignedTransactionAdmission.Environment? {
+            SignedTransactionAdmission.Environment(rawValue: transaction.environment)
         }
 
         var app: AppleReceipt {
@@ -55,7 +60,8 @@ struct SignedTransactionDelivery: Sendable {
             Log.event("transactions/verify: rejected: \(reason)")
             return .answer(VerifyAnswer(
                 status: .rejected, environment: input.environment, orderID: input.order.orderID, app: input.app,
-                transactions: [TransactionAnswer(transaction: transaction, state: .rejected, orderID: nil)]))
+                transactions: [TransactionAnswer(transaction: transaction, state: .rejected, orderID: nil)],
+                signedEnvironment: input.signedEnvironment))
         case .admitted:
             return .deliver(Delivery.Input(
                 receiptID: receiptID, userID: input.order.userID, orderID: input.order.orderID,
@@ -84,17 +90,19 @@ struct SignedTransactionDelivery: Sendable {
     }
 
     /// The answer, in the shape of a receipt's: `apple_status` null, the
-    /// environment Apple signed, one entry in `transactions`.
+    /// environment exactly as Apple signed it (`Xcode` too), one entry in `transactions`.
     func answer(_ input: Input, delivered answers: [TransactionAnswer]) -> VerifyAnswer {
         let status = VerifyStatus.finalStatus(
             states: answers.map(\.state), namedTransactionID: nil, namedTransactionPresent: true)
         let deliveredOrderID = answers.first { $0.state == .delivered }?.orderID
         return VerifyAnswer(
             status: status, environment: input.environment, orderID: deliveredOrderID ?? input.order.orderID,
-            app: input.app, transactions: answers)
+            app: input.app, transactions: answers, signedEnvironment: input.signedEnvironment)
     }
 
     func retryLater(_ input: Input) -> VerifyAnswer {
-        VerifyAnswer(status: .retryLater, environment: input.environment, orderID: input.order.orderID)
+        VerifyAnswer(
+            status: .retryLater, environment: input.environment, orderID: input.order.orderID,
+            signedEnvironment: input.signedEnvironment)
     }
 }

@@ -5,7 +5,15 @@ internal import SignedData
 /// `{"transaction_id", "user_id"}` without a JWS (API.md "POST
 /// /v1/transactions/verify"): the signed transaction is fetched from the App
 /// Store Server API (Get Transaction Info: production, then the sandbox on
-/// `4040010`) and then goes on as if it had been posted.
+/// `4040010` unless the sandbox policy is `never`) and then goes on as if it
+/// had been posted, but for whose it is: an id proves nothing, so only the
+/// order its `appAccountToken` names can get it (`TransactionIDProof`; else
+/// 403 `proof_required` and nothing changes).
+///
+/// Look-ups are bounded (`TransactionIDLookups`): an id Apple said it does not
+/// know is answered `pending` from memory for 60 s, and at most
+/// `IAP_APPSTORE_LOOKUPS_PER_MINUTE` ids are looked up a minute (beyond:
+/// `retry_later`). Either way the request keeps its audit row.
 ///
 /// The work runs on `SignedTransactionBatches`' threads and Apple's client
 /// thread, never on an accept thread or Swift's pool: a batch thread writes the
@@ -51,14 +59,32 @@ final class SignedTransactionFetches: Sendable {
         case deliver(SignedTransactionDelivery.Input)
     }
 
+    /// Why Apple was not asked for a recorded request.
+    enum Unasked: Sendable {
+        /// Apple said less than a minute ago that neither environment knows the id: `pending`.
+        case knownUnknown
+        /// The minute's look-ups are spent: `retry_later`.
+        case overBudget
+        /// Too many calls to Apple wait their turn: `retry_later`.
+        case queueFull
+    }
+
     private let client: AppStoreServerClient
     private let verifier: SignedDataVerifier
     private let deadlineBudgetMs: Int
+    /// `never`: the sandbox is not asked (nothing from it could be delivered).
+    private let sandboxFallback: Bool
+    private let lookups: Locked<TransactionIDLookups>
 
-    init(client: AppStoreServerClient, verifier: SignedDataVerifier, appleTimeoutMs: Int) {
+    init(
+        client: AppStoreServerClient, verifier: SignedDataVerifier, appleTimeoutMs: Int, sandboxPolicy: SandboxPolicy,
+        lookupsPerMinute: Int
+    ) {
         self.client = client
         self.verifier = verifier
         self.deadlineBudgetMs = VerificationDeadline.budgetMs(appleTimeoutMs: appleTimeoutMs)
+        self.sandboxFallback = sandboxPolicy != .never
+        self.lookups = Locked(TransactionIDLookups(perMinute: lookupsPerMinute))
     }
 
     /// The request of an accept thread, with its row and its deadline (from the request's arrival).
@@ -73,13 +99,26 @@ final class SignedTransactionFetches: Sendable {
             deadline: Deadline(startNs: responder.receivedAtNs, budgetMs: deadlineBudgetMs), responder: responder)
     }
 
-    /// Asks Apple for the transaction of a request whose row is `receiptID`;
+    /// Asks Apple for the transaction of a request whose row is `receiptID`,
+    /// unless the id is known to be unknown or the minute's look-ups are spent;
     /// `answered` gets the answer on Apple's thread (and must only queue it).
-    /// False when too many calls wait their turn: Apple is not asked.
-    func ask(_ fetch: Request, receiptID: UInt64, answered: @escaping @Sendable (Answer) -> Void) -> Bool {
-        client.fetchSignedTransactionInfo(fetch.transactionID, deadline: fetch.deadline) { result in
+    /// - Returns: nil when Apple is asked, else why not (`answered` never runs).
+    func ask(_ fetch: Request, receiptID: UInt64, answered: @escaping @Sendable (Answer) -> Void) -> Unasked? {
+        let transactionID = fetch.transactionID
+        switch lookups.withLock({ $0.admit(transactionID, atMs: Self.nowMs()) }) {
+        case .knownUnknown: return .knownUnknown
+        case .overBudget: return .overBudget
+        case .lookUp: break
+        }
+        let asked = client.fetchSignedTransactionInfo(
+            transactionID, sandboxFallback: sandboxFallback, deadline: fetch.deadline
+        ) { [lookups] result in
+            if case .failure(.notFound) = result {
+                lookups.withLock { $0.learnUnknown(transactionID, atMs: Self.nowMs()) }
+            }
             answered(Answer(fetch: fetch, receiptID: receiptID, result: result))
         }
+        return asked ? nil : .queueFull
     }
 
     /// On a batch thread: checks the JWS Apple returned, resolves the order,
@@ -119,22 +158,24 @@ final class SignedTransactionFetches: Sendable {
                 then: .answered(.error(.fetchedSignedDataInvalid)))
         }
         let transaction = verified.transaction
-        let environment = SignedTransactionAdmission.Environment(rawValue: transaction.environment)?.deliveryEnvironment
+        let signedEnvironment = SignedTransactionAdmission.Environment(rawValue: transaction.environment)
+        let retryLater = VerifyAnswer(
+            status: .retryLater, environment: signedEnvironment?.deliveryEnvironment, orderID: request.orderID,
+            signedEnvironment: signedEnvironment)
         let asFetched = SignedTransactionAudit.Fetched.signed(
             jws: jws, outcome: .verified(transaction), orderID: nil, userID: nil)
         guard !answer.fetch.deadline.isPast(nowNs: Clock.monotonicNanoseconds()) else {
-            return completing(asFetched, then: .answered(.verify(VerifyAnswer(
-                status: .retryLater, environment: environment, orderID: request.orderID))))
+            return completing(asFetched, then: .answered(.verify(retryLater)))
         }
         let order: SignedTransactionOrder
         do {
-            order = try SignedTransactionOrder.resolve(
+            order = try SignedTransactionOrder.proven(
                 appAccountToken: transaction.appAccountToken, request: request, connection: connection)
         } catch let error as APIError {
             return completing(asFetched, then: .answered(.error(error)))
         } catch {
             Log.event("transactions/verify: order not read: \(error)")
-            return .answered(.verify(VerifyAnswer(status: .retryLater, environment: environment, orderID: request.orderID)))
+            return .answered(.verify(retryLater))
         }
         return completing(
             .signed(jws: jws, outcome: .verified(transaction), orderID: order.orderID, userID: order.userID),
@@ -142,15 +183,23 @@ final class SignedTransactionFetches: Sendable {
                 transaction: transaction, raw: verified.raw, order: order, appVersion: request.appVersion)))
     }
 
-    /// Apple's queue refused the call: the row is closed (no JWS came) and
-    /// the client told to retry.
-    func refused(_ fetch: Request, receiptID: UInt64, connection: MariaDBConnection) -> Response {
+    /// Milliseconds on the monotonic clock, for `lookups`.
+    private static func nowMs() -> Int64 {
+        Int64(Clock.monotonicNanoseconds() / 1_000_000)
+    }
+
+    /// Apple was not asked (`ask`): the row is closed and the client answered,
+    /// `pending` for an id Apple said it does not know (the row keeps that
+    /// `4040010`), else `retry_later`.
+    func unasked(_ fetch: Request, why: Unasked, receiptID: UInt64, connection: MariaDBConnection) -> Response {
+        let knownUnknown = why == .knownUnknown
         do {
-            try SignedTransactionAudit(connection: connection).complete(receiptID, with: .unavailable, at: .now())
+            try SignedTransactionAudit(connection: connection).complete(
+                receiptID, with: knownUnknown ? .notFound : .unavailable, at: .now())
         } catch {
             Log.event("transactions/verify: fetch row not closed: \(error)")
         }
-        return .verify(VerifyAnswer(status: .retryLater, orderID: fetch.request.orderID))
+        return .verify(VerifyAnswer(status: knownUnknown ? .pending : .retryLater, orderID: fetch.request.orderID))
     }
 }
 

@@ -36,4 +36,24 @@ struct SignedTransactionOrder: Sendable {
         }
         return SignedTransactionOrder(orderID: nil, userID: userID)
     }
+
+    /// The order of a transaction fetched for a bare `transaction_id`: only
+    /// the one its `appAccountToken` names, and only when the request agrees
+    /// (`TransactionIDProof`); read without locks, as `resolve` reads.
+    /// - Throws: `APIError` (`proof_required`, `order_user_mismatch`), or the database's error.
+    static func proven(
+        appAccountToken: String?, request: TransactionVerifyRequest, connection: MariaDBConnection
+    ) throws -> SignedTransactionOrder {
+        let tokenOrder = try appAccountToken.flatMap(VerifyRequest.lowercaseUUID).flatMap {
+            try OrderStore(connection: connection).order($0)
+        }
+        let verdict = TransactionIDProof.verdict(
+            tokenOrder: tokenOrder.map { TransactionIDProof.TokenOrder(orderID: $0.orderID, userID: $0.userID) },
+            requestOrderID: request.orderID, requestUserID: request.userID)
+        switch verdict {
+        case .proven(let order): return SignedTransactionOrder(orderID: order.orderID, userID: order.userID)
+        case .orderUserMismatch: throw APIError.orderUserMismatch
+        case .proofRequired: throw APIError.proofRequired
+        }
+    }
 }
