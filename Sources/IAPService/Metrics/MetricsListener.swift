@@ -66,7 +66,8 @@ struct MetricsListener: Sendable {
         let now = Clock.monotonicNanoseconds()
         let nearestDeadlineMs = connections.map { ($0.deadlineNs - min($0.deadlineNs, now)) / 1_000_000 + 1 }.min()
         let waitMs = min(Int64(timeoutMs), nearestDeadlineMs.map { Int64($0) } ?? Int64(timeoutMs))
-        var entries = [pollfd(fd: connections.count < Self.connectionLimit ? descriptor : -1, events: Int16(POLLIN), revents: 0)]
+        let listening = connections.count < Self.connectionLimit ? descriptor : -1  // poll skips -1
+        var entries = [pollfd(fd: listening, events: Int16(POLLIN), revents: 0)]
         entries += connections.map {
             pollfd(fd: $0.descriptor, events: Int16($0.answer == nil ? POLLIN : POLLOUT), revents: 0)
         }
@@ -74,7 +75,8 @@ struct MetricsListener: Sendable {
         var open: [Connection] = []
         for (index, var connection) in connections.enumerated() {
             let ready = entries[index + 1].revents != 0
-            if Clock.monotonicNanoseconds() < connection.deadlineNs && (!ready || advance(&connection, exposition: exposition)) {
+            let inTime = Clock.monotonicNanoseconds() < connection.deadlineNs
+            if inTime && (!ready || advance(&connection, exposition: exposition)) {
                 open.append(connection)
             } else {
                 close(connection.descriptor)
