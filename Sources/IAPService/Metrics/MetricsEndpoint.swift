@@ -7,7 +7,8 @@ internal import SignedData
 /// `IAP_METRICS_LISTEN`: swift-metrics bootstrapped with swift-prometheus, and
 /// a thread of its own that serves `GET /metrics` in the Prometheus text format
 /// on that socket (never through nginx) and reads the retry-pending backlog
-/// from the database every `backlogIntervalMs`.
+/// from the database every `backlogIntervalMs`. The thread never waits on a
+/// client (`MetricsListener`), so neither a scrape nor a probe waits on one.
 final class MetricsEndpoint: Sendable {
     private let registry: PrometheusCollectorRegistry
     private let listener: MetricsListener
@@ -48,6 +49,7 @@ final class MetricsEndpoint: Sendable {
         startThread(named: "metrics") { [self] in
             var nextBacklogNs: UInt64 = 0
             var backlogFailing = false
+            var connections: [MetricsListener.Connection] = []
             while true {
                 let now = Clock.monotonicNanoseconds()
                 if now >= nextBacklogNs {
@@ -60,9 +62,7 @@ final class MetricsEndpoint: Sendable {
                     nextBacklogNs = Clock.monotonicNanoseconds() + Self.backlogIntervalMs * 1_000_000
                 }
                 let waitMs = (nextBacklogNs - min(nextBacklogNs, Clock.monotonicNanoseconds())) / 1_000_000 + 1
-                if listener.waitForConnection(timeoutMs: Int32(waitMs)) {
-                    listener.serveOne { exposition() }
-                }
+                listener.serve(&connections, waitingAtMostMs: Int32(waitMs)) { exposition() }
             }
         }
     }

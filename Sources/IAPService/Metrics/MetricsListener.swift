@@ -1,12 +1,33 @@
 import Glibc
 import IAPCore
 
-/// The socket of `IAP_METRICS_LISTEN`: plain HTTP/1.1, one connection at a
-/// time, `Connection: close`. Prometheus scrapes every 15 to 60 s; a client that
-/// sends nothing or reads nothing is dropped after `ioTimeoutSeconds`.
+/// The socket of `IAP_METRICS_LISTEN`: plain HTTP/1.1, `Connection: close`.
+/// Prometheus scrapes every 15 to 60 s.
+///
+/// Connections are served together, by one `poll` over the socket and every
+/// connection open, and never wait on each other: a client that sends
+/// nothing, sends slowly or reads nothing only holds its own connection, which
+/// is closed `ioTimeoutSeconds` after it was accepted whatever it did. (Served
+/// one at a time, with a deadline per read, one silent client stopped
+/// `/metrics` for everyone, and the backlog probes of the same thread, for as
+/// long as it kept sending a byte now and then.)
 struct MetricsListener: Sendable {
     let descriptor: Int32
     static let ioTimeoutSeconds = 2
+    /// Connections open at once, at most; more wait in the listen backlog
+    /// until one is answered or times out.
+    static let connectionLimit = 32
+
+    /// A connection being served: its request head as it arrives, then its answer as it leaves.
+    struct Connection {
+        let descriptor: Int32
+        /// Past it (monotonic), the connection is closed unanswered.
+        let deadlineNs: UInt64
+        var head: [UInt8] = []
+        /// The answer once the head is complete, and how much of it was sent.
+        var answer: [UInt8]?
+        var sent = 0
+    }
 
     /// Binds and listens on `host:port`.
     /// - Throws: `ConfigurationError` naming `IAP_METRICS_LISTEN` when the address cannot be used.
@@ -20,7 +41,9 @@ struct MetricsListener: Sendable {
             throw ConfigurationError(variable: "IAP_METRICS_LISTEN", problem: "cannot resolve \(host)")
         }
         defer { freeaddrinfo(info) }
-        let descriptor = socket(info.pointee.ai_family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let descriptor = socket(
+            info.pointee.ai_family,
+            Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         var yes: Int32 = 1
         guard descriptor >= 0,
             setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size)) == 0,
@@ -34,53 +57,84 @@ struct MetricsListener: Sendable {
         return MetricsListener(descriptor: descriptor)
     }
 
-    /// Waits at most `timeoutMs` for a connection; true when one is ready to accept.
-    func waitForConnection(timeoutMs: Int32) -> Bool {
-        var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        return poll(&entry, 1, timeoutMs) > 0 && entry.revents & Int16(POLLIN) != 0
+    /// Waits at most `timeoutMs` (less when a connection's deadline comes
+    /// first) for the socket and `connections`, then does what they are ready
+    /// for: accepts new ones, reads request heads, sends answers, closes those
+    /// answered or past their deadline. `exposition()` makes the body of `GET
+    /// /metrics`; other requests get an empty error.
+    func serve(_ connections: inout [Connection], waitingAtMostMs timeoutMs: Int32, exposition: () -> [UInt8]) {
+        let now = Clock.monotonicNanoseconds()
+        let nearestDeadlineMs = connections.map { ($0.deadlineNs - min($0.deadlineNs, now)) / 1_000_000 + 1 }.min()
+        let waitMs = min(Int64(timeoutMs), nearestDeadlineMs.map { Int64($0) } ?? Int64(timeoutMs))
+        let listening = connections.count < Self.connectionLimit ? descriptor : -1  // poll skips -1
+        var entries = [pollfd(fd: listening, events: Int16(POLLIN), revents: 0)]
+        entries += connections.map {
+            pollfd(fd: $0.descriptor, events: Int16($0.answer == nil ? POLLIN : POLLOUT), revents: 0)
+        }
+        guard poll(&entries, nfds_t(entries.count), Int32(waitMs)) >= 0 else { return }
+        var open: [Connection] = []
+        for (index, var connection) in connections.enumerated() {
+            let ready = entries[index + 1].revents != 0
+            let inTime = Clock.monotonicNanoseconds() < connection.deadlineNs
+            if inTime && (!ready || advance(&connection, exposition: exposition)) {
+                open.append(connection)
+            } else {
+                close(connection.descriptor)
+            }
+        }
+        if entries[0].revents & Int16(POLLIN) != 0, let accepted = accept() {
+            open.append(accepted)
+        }
+        connections = open
     }
 
-    /// Accepts one connection, reads its request head and answers it with
-    /// `exposition()` for `GET /metrics`, an empty error otherwise.
-    func serveOne(exposition: () -> [UInt8]) {
-        let connection = accept(descriptor, nil, nil)
-        guard connection >= 0 else { return }
-        defer { close(connection) }
-        var timeout = timeval(tv_sec: Self.ioTimeoutSeconds, tv_usec: 0)
-        setsockopt(connection, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(connection, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        guard let head = readHead(connection) else { return }
+    private func accept() -> Connection? {
+        let connection = Glibc.accept(descriptor, nil, nil)
+        guard connection >= 0 else { return nil }
+        _ = fcntl(connection, F_SETFL, O_NONBLOCK)
+        _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
+        return Connection(
+            descriptor: connection,
+            deadlineNs: Clock.monotonicNanoseconds() + UInt64(Self.ioTimeoutSeconds) * 1_000_000_000)
+    }
+
+    /// Reads or sends what the connection is ready for; false once it is done
+    /// with (answered, closed by the peer, failed, or its head too long).
+    private func advance(_ connection: inout Connection, exposition: () -> [UInt8]) -> Bool {
+        guard let answer = connection.answer else {
+            guard readHead(&connection) else { return false }
+            if MetricsRequest.isComplete(connection.head) {
+                connection.answer = Self.answer(to: connection.head, exposition: exposition)
+            }
+            return true
+        }
+        let count = answer[connection.sent...].withUnsafeBytes {
+            send(connection.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+        }
+        guard count > 0 || (count < 0 && errno == EAGAIN) else { return false }
+        connection.sent += max(count, 0)
+        return connection.sent < answer.count
+    }
+
+    /// Appends what arrived to the head; false when the peer closed or failed,
+    /// or sent more than `MetricsRequest.headLimit` without ending it.
+    private func readHead(_ connection: inout Connection) -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        let count = buffer.withUnsafeMutableBytes { read(connection.descriptor, $0.baseAddress, $0.count) }
+        if count < 0 && errno == EAGAIN { return true }
+        guard count > 0 else { return false }
+        connection.head.append(contentsOf: buffer[0..<count])
+        return MetricsRequest.isComplete(connection.head) || connection.head.count < MetricsRequest.headLimit
+    }
+
+    private static func answer(to head: [UInt8], exposition: () -> [UInt8]) -> [UInt8] {
         let request = MetricsRequest(head: head)
         let body = request == .metrics ? exposition() : []
-        let isHead = head.starts(with: "HEAD ".utf8)
         var response = Array(
             ("HTTP/1.1 \(request.status.code) \(request.status.reason)\r\n"
                 + "Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"
                 + "Content-Length: \(body.count)\r\nConnection: close\r\n\r\n").utf8)
-        if !isHead { response.append(contentsOf: body) }
-        writeAll(connection, response)
-    }
-
-    /// The bytes through the blank line ending the head; nil when the peer
-    /// closed, timed out or sent more than `MetricsRequest.headLimit` without one.
-    private func readHead(_ connection: Int32) -> [UInt8]? {
-        var head: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 2048)
-        while !MetricsRequest.isComplete(head) {
-            guard head.count < MetricsRequest.headLimit else { return nil }
-            let count = buffer.withUnsafeMutableBytes { read(connection, $0.baseAddress, $0.count) }
-            guard count > 0 else { return nil }
-            head.append(contentsOf: buffer[0..<count])
-        }
-        return head
-    }
-
-    private func writeAll(_ connection: Int32, _ bytes: [UInt8]) {
-        var offset = 0
-        while offset < bytes.count {
-            let count = bytes[offset...].withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            guard count > 0 else { return }
-            offset += count
-        }
+        if !head.starts(with: "HEAD ".utf8) { response.append(contentsOf: body) }
+        return response
     }
 }

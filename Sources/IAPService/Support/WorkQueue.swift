@@ -6,13 +6,8 @@ import IAPCore
 /// at most what its `QueueLimit` allows: a job it cannot take is refused, and
 /// the caller answers for it at once.
 final class WorkQueue<Job>: @unchecked Sendable {
-    /// Jobs in order, and beside them what each holds: a consumer that takes
-    /// every job waiting is handed the array itself, without a copy of each.
-    private var jobs: [Job] = []
-    private var jobBytes: [Int] = []
-    private var usage = QueueUsage()
-    private let limit: QueueLimit
-    private var head = 0
+    /// Jobs in order, what each holds, and the limit; taken jobs let go at once.
+    private var jobs: BoundedFIFO<Job>
     private var closed = false
     private var mutex = pthread_mutex_t()
     private var available = pthread_cond_t()
@@ -24,7 +19,7 @@ final class WorkQueue<Job>: @unchecked Sendable {
 
     /// `backlogThreshold`: how many waiting jobs make `popBacklog` hand one out.
     init(limit: QueueLimit, name: String? = nil, backlogThreshold: Int = .max) {
-        self.limit = limit
+        self.jobs = BoundedFIFO(limit: limit)
         self.name = name
         self.backlogThreshold = backlogThreshold
         pthread_mutex_init(&mutex, nil)
@@ -39,7 +34,7 @@ final class WorkQueue<Job>: @unchecked Sendable {
     var count: Int {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
-        return waiting
+        return jobs.count
     }
 
     /// Queues `job`, which holds `bytes` of receipts and answers; false when the
@@ -47,14 +42,12 @@ final class WorkQueue<Job>: @unchecked Sendable {
     func push(_ job: Job, bytes: Int) -> Bool {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
-        guard usage.admit(bytes, under: limit) else {
+        guard jobs.push(job, bytes: bytes) else {
             if let name { ServiceMetrics.queueRejected(name) }
             return false
         }
-        jobs.append(job)
-        jobBytes.append(bytes)
         pthread_cond_signal(&available)
-        if waiting > backlogThreshold {
+        if jobs.count > backlogThreshold {
             pthread_cond_signal(&backlogged)
         }
         return true
@@ -70,10 +63,10 @@ final class WorkQueue<Job>: @unchecked Sendable {
     func pop(upTo limit: Int) -> [Job]? {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
-        while head == jobs.count && !closed {
+        while jobs.count == 0 && !closed {
             pthread_cond_wait(&available, &mutex)
         }
-        return head == jobs.count ? nil : take(upTo: limit)
+        return jobs.count == 0 ? nil : jobs.take(upTo: limit)
     }
 
     /// Like `pop(upTo:)`, but only while more than `backlogThreshold` jobs wait:
@@ -81,35 +74,10 @@ final class WorkQueue<Job>: @unchecked Sendable {
     func popBacklog(upTo limit: Int) -> [Job]? {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
-        while waiting <= backlogThreshold && !closed {
+        while jobs.count <= backlogThreshold && !closed {
             pthread_cond_wait(&backlogged, &mutex)
         }
-        return closed ? nil : take(upTo: limit)
-    }
-
-    /// Jobs pushed and not yet taken; the caller holds the mutex.
-    private var waiting: Int { jobs.count - head }
-
-    /// Removes the first jobs, at most `limit`; the caller holds the mutex.
-    private func take(upTo limit: Int) -> [Job] {
-        let end = min(jobs.count, head + limit)
-        for bytes in jobBytes[head..<end] {
-            usage.release(bytes)
-        }
-        if head == 0 && end == jobs.count {
-            let taken = jobs
-            jobs = []
-            jobBytes.removeAll(keepingCapacity: true)
-            return taken
-        }
-        let taken = Array(jobs[head..<end])
-        head = end
-        if head == jobs.count {
-            jobs.removeAll(keepingCapacity: true)
-            jobBytes.removeAll(keepingCapacity: true)
-            head = 0
-        }
-        return taken
+        return closed ? nil : jobs.take(upTo: limit)
     }
 
     /// Lets `pop` return nil once the queued jobs are done.
