@@ -95,13 +95,12 @@ public final class ClusterLock {
         return result
     }
 
-    /// Deletes the lock's row. On Galera the DELETE can lose to another node's
-    /// write (1213): a run starting on another node replicates `CREATE TABLE IF
-    /// NOT EXISTS` (`iapctl migrate`: DDL, applied in total order, which aborts
-    /// the transactions on that table it meets), or a conflicting write on the
-    /// row. Then it runs again, as a delivery's transaction does. Were the failure
-    /// ignored, the row would keep every other run out until `expires_at`
-    /// (`iapctl migrate`: 600 s); so it is thrown when it persists.
+    /// Deletes the lock's row. On Galera the DELETE can lose to a write on the
+    /// row committed through another node (1213: seen when the test holds the row
+    /// on this node and writes it through another). Then it runs again, as a
+    /// delivery's transaction does. Were the failure ignored, the row would keep
+    /// every other run out until `expires_at` (`iapctl migrate`: 600 s); so it is
+    /// thrown when it persists.
     public func release() throws(ReleaseFailed) {
         do {
             try connection.transactionRetryingDeadlocks(attempts: Self.releaseAttempts) {
