@@ -28,7 +28,10 @@ from invariants import Ledger, assert_events_follow_transactions
 from support import PAY_6, new_user_id, wait_until
 
 CERTS = Path(os.environ.get("IAP_RUN", "/tmp/iap")) / "certs"
-STACK_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "stack"
+REPO = Path(__file__).resolve().parents[2]
+STACK_SCRIPT = REPO / "scripts" / "stack"
+IAPCTL = REPO / ".build" / "release" / "iapctl"
+SQL_DIR = REPO / "sql"
 PURCHASES = 120           # per burst: half receipts, half JWS
 CLIENT_THREADS = 16       # purchases in flight at once (each posted twice)
 TABLES = ("orders", "receipts", "transactions", "events")
@@ -101,6 +104,7 @@ class Cluster:
     def __init__(self, nodes, run_dir):
         self.nodes = nodes
         self.sockets = os.environ["IAP_GALERA_SOCKETS"].split()
+        self.instance_sockets = [str(run_dir / f"iap-fcgi-{i}.sock") for i in range(1, int(os.environ["IAP_INSTANCES"]) + 1)]
         self.run_dir = run_dir
 
     def root_sql(self, node, sql):
@@ -159,7 +163,8 @@ def cluster(nodes, run_dir):
 
 def post_burst(cluster, instance_sockets, receipts, signer, ledger, latencies, fault):
     """CLIENT_THREADS clients post new purchases, each through both instances at once: PURCHASES of
-    them, and with a fault, for as long as the fault lasts (it strikes 0.5 s in). Returns them."""
+    them, and with a fault, for as long as the fault lasts (it strikes 0.5 s in; `fault(cluster, ledger)`
+    returns the purchases it posted itself). Returns them all."""
     purchases, lock = [], threading.Lock()
     fault_over = threading.Event()
     if fault is None:
@@ -168,7 +173,9 @@ def post_burst(cluster, instance_sockets, receipts, signer, ledger, latencies, f
         def strike():
             time.sleep(0.5)
             try:
-                fault(cluster)
+                posted = fault(cluster, ledger)
+                with lock:
+                    purchases.extend(posted)
             finally:
                 fault_over.set()
         threading.Thread(target=strike).start()
@@ -191,8 +198,9 @@ def post_burst(cluster, instance_sockets, receipts, signer, ledger, latencies, f
 
 
 def run_burst(name, cluster, instance_sockets, receipts, signer, iapctl, fault=None):
-    """The burst with `fault(cluster)` striking mid-burst, the clients' re-posts, retry-pending, and the
-    checks on every node. Returns the ledger."""
+    """The burst with `fault(cluster, ledger)` striking mid-burst, the clients' re-posts, retry-pending,
+    and the checks on every node. Returns the ledger, the certification failures (and brute-force
+    aborts) and the transactions run again."""
     ledger = Ledger(name)
     failures_before, retries_before = cluster.certification_failures(), cluster.service_retries()
     started = time.monotonic()
@@ -231,71 +239,119 @@ def run_burst(name, cluster, instance_sockets, receipts, signer, iapctl, fault=N
             raise AssertionError(f"on node {node}: {error}") from None
         assert_events_follow_transactions(database, expected)
     cluster.assert_nodes_agree()
-    return ledger
+    return ledger, failures, retries
+
+
+def failover_forced(cluster, instance, signer, ledger):
+    """A purchase posted to `instance` while its first node is out: answered `delivered`, it went
+    through another node. Returns it."""
+    purchase = Purchase(None, signer, 1)
+    answer = post(cluster.instance_sockets[instance - 1], purchase, [])
+    ledger.record(purchase.document, answer, purchase.user_id)
+    assert answer is not None and answer.json().get("status") == "delivered", \
+        f"instance {instance} did not fail over: {answer and answer.json()}"
+    return purchase
 
 
 def test_each_purchase_posted_through_both_instances_at_once_is_delivered_once(
         cluster, instance_sockets, receipts, signer, iapctl):
-    ledger = run_burst("Galera: each purchase through both instances at once", cluster, instance_sockets,
-                       receipts, signer, iapctl)
+    ledger, failures, retries = run_burst("Galera: each purchase through both instances at once", cluster,
+                                          instance_sockets, receipts, signer, iapctl)
     assert ledger.statuses["delivered"] >= PURCHASES, ledger.statuses
+    # 120 purchases, each racing through two nodes from a barrier: 6 to 37 conflicts a run so far.
+    assert failures >= 1, "no certification conflict: the burst did not race"
 
 
 def test_a_node_killed_mid_burst_and_restarted(cluster, instance_sockets, receipts, signer, iapctl, stack):
-    def kill_node_one(cluster):
+    def kill_node_one(cluster, ledger):
         stack("kill mariadb-1")   # instance 1's first node: it fails over to node 2
-        time.sleep(3)
+        posted = [failover_forced(cluster, 1, signer, ledger)]
         # Started again (it rejoins by IST) while the burst ends; the checks wait until it is Synced.
         subprocess.Popen([str(STACK_SCRIPT), "start", "mariadb-1"], env=os.environ, stdout=subprocess.DEVNULL)
+        return posted
     run_burst("Galera: node 1 SIGKILLed mid-burst, restarted", cluster, instance_sockets, receipts, signer,
               iapctl, fault=kill_node_one)
 
 
 def test_a_node_isolated_for_ten_seconds(cluster, instance_sockets, receipts, signer, iapctl):
-    def isolate_node_two(cluster):
+    def isolate_node_two(cluster, ledger):
         # Instance 2's first node loses the cluster: its statements answer 1047 until it is back.
+        isolated = time.monotonic()
         cluster.root_sql(2, "SET GLOBAL wsrep_provider_options = 'gmcast.isolate=1'")
-        time.sleep(10)
+        wait_until(lambda: cluster.status(2, "wsrep_cluster_status") != "Primary", 60,
+                   "node 2 out of the primary component", interval=0.1)
+        posted = [failover_forced(cluster, 2, signer, ledger)]
+        time.sleep(max(0.0, 10 - (time.monotonic() - isolated)))   # the fault lasts 10 s
         cluster.root_sql(2, "SET GLOBAL wsrep_provider_options = 'gmcast.isolate=0'")
+        return posted
     run_burst("Galera: node 2 isolated for 10 s", cluster, instance_sockets, receipts, signer, iapctl,
               fault=isolate_node_two)
 
 
+def iapctl_on_node(port, *arguments):
+    """The release iapctl against one node only, its output (stdout and stderr) in a pipe."""
+    return subprocess.Popen([str(IAPCTL), *arguments], env={**os.environ, "IAP_DB_HOST": f"127.0.0.1:{port}"},
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def hold_lock(database, name):
+    """The lock `name` of cluster_locks taken by the test itself, as another run would hold it."""
+    database.execute("INSERT INTO cluster_locks (name, holder, acquired_at, expires_at) VALUES "
+                     "(%s, 'galera-test', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL 600 SECOND)", name)
+
+
+def release_lock(database, name):
+    assert database.execute("DELETE FROM cluster_locks WHERE name = %s AND holder = 'galera-test'", name) == 1
+
+
 def test_admin_jobs_on_two_nodes_at_once_exclude_each_other(cluster, instance_sockets, receipts, simulator,
-                                                              node_ports, run_dir):
-    """`iapctl retry-pending` and `iapctl migrate` started at the same moment against two nodes: the
-    lock is a row of `cluster_locks` (GET_LOCK is local to a node), so Apple is asked once per receipt
-    and each migration file is applied once."""
+                                                              node_ports):
+    """`iapctl retry-pending` and `iapctl migrate` against two nodes: the lock is a row of
+    `cluster_locks` (GET_LOCK is local to a node). A run finds the lock another node's run holds (the
+    test holds it on node 3, so the interleaving is forced, not hoped for); and two runs started at the
+    same moment, however they interleave, ask Apple once per receipt and both end well."""
     simulator.control(force_status=21005)   # Apple unavailable: every receipt is left for retry-pending
     purchases = [Purchase(receipts, None, 2 * i) for i in range(20)]
     for index, purchase in enumerate(purchases):
         answer = post(instance_sockets[index % 2], purchase, [])
         assert answer is not None and answer.json()["status"] == "retry_later", answer and answer.json()
     simulator.reset()
-    simulator.control(latency_ms=500)       # the first run holds its lock a while
     simulator.reset_stats()
+    holder = cluster.nodes[2]
 
-    def on_node(port, *arguments):
-        return subprocess.Popen([str(Path(__file__).resolve().parents[2] / ".build" / "release" / "iapctl"),
-                                 *arguments], env={**os.environ, "IAP_DB_HOST": f"127.0.0.1:{port}"},
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    runs = [on_node(port, "retry-pending", "--minimum-age", "0") for port in node_ports[:2]]
+    hold_lock(holder, "retry_pending")
+    run = iapctl_on_node(node_ports[0], "retry-pending", "--minimum-age", "0")
+    output = run.communicate(timeout=120)[0]
+    release_lock(holder, "retry_pending")
+    assert run.returncode == 0 and "another retry-pending run is under way" in output, output
+    assert simulator.requests_to("production") == 0, f"Apple asked while another run held the lock: {output}"
+
+    runs = [iapctl_on_node(port, "retry-pending", "--minimum-age", "0") for port in node_ports[:2]]
     outputs = [run.communicate(timeout=120)[0] for run in runs]
     assert [run.returncode for run in runs] == [0, 0], outputs
-    assert sum("another retry-pending run is under way" in output for output in outputs) == 1, outputs
-
     calls = simulator.requests_to("production")
     assert calls == len(purchases), f"Apple was asked {calls} times about {len(purchases)} receipts: {outputs}"
     expected = [purchase.transaction_id for purchase in purchases]
     for database in cluster.nodes:
         assert database.delivered_count(expected) == len(expected)
 
-    migrations = [on_node(port, "migrate", "--sql-dir", str(Path(__file__).resolve().parents[2] / "sql"))
-                  for port in node_ports[:2]]
+    # migrate waits for the lock: held by the test until the run says it waits, then released on node 2.
+    hold_lock(holder, "migrate")
+    run = iapctl_on_node(node_ports[0], "migrate", "--sql-dir", str(SQL_DIR))
+    try:
+        first_line = run.stdout.readline()
+        assert "waiting up to 60 s" in first_line, first_line
+    finally:
+        release_lock(cluster.nodes[1], "migrate")
+    output = first_line + run.communicate(timeout=120)[0]
+    assert run.returncode == 0 and "schema is up to date" in output, output
+
+    migrations = [iapctl_on_node(port, "migrate", "--sql-dir", str(SQL_DIR)) for port in node_ports[:2]]
     outputs = [run.communicate(timeout=120)[0] for run in migrations]
     assert [run.returncode for run in migrations] == [0, 0], outputs
     assert all("schema is up to date" in output for output in outputs), outputs
-    assert cluster.nodes[2].scalar("SELECT COUNT(*) FROM cluster_locks") == 0, "every lock was released"
+    for node, database in enumerate(cluster.nodes, start=1):
+        assert database.scalar("SELECT COUNT(*) FROM cluster_locks") == 0, f"node {node}: a lock was left held"
 
 
 def test_each_notification_posted_through_both_instances_at_once_applies_once(

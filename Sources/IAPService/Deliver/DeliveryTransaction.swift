@@ -16,10 +16,14 @@ extension MariaDBConnection {
     /// safe: what the first one committed, if its COMMIT's answer was lost, the
     /// second finds in place. Between attempts the thread sleeps a jittered
     /// 2-4, 4-8, 8-16 ms..., so that two losers do not collide again in step.
-    func transactionRetryingDeadlocks<Result>(attempts: Int, _ body: () throws -> Result) throws -> Result {
+    /// `readCommitted`: each run at that isolation level (the webhook's claims).
+    func transactionRetryingDeadlocks<Result>(
+        attempts: Int, readCommitted: Bool = false, _ body: () throws -> Result
+    ) throws -> Result {
         var attempt = 1
         while true {
             do {
+                if readCommitted { try execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED") }
                 return try transaction(body)
             } catch let error as MariaDBError where error.isLostToAnotherTransaction && attempt < attempts {
                 Log.event("database: transaction lost (\(error)), running it again (attempt \(attempt + 1) of \(attempts))")

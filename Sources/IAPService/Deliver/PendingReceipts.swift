@@ -79,8 +79,15 @@ public final class PendingReceipts {
         // Runs on two machines (two Galera nodes) must not ask Apple twice about one receipt.
         let lock = ClusterLock(connection: connection, name: "retry_pending", leaseSeconds: Self.lockLeaseSeconds)
         guard try lock.acquire() else { return nil }
-        defer { lock.release() }
+        return try lock.whileHeld {
+            try retry(minimumAgeSeconds: minimumAgeSeconds, limit: limit, policy: policy, connection, lock)
+        }
+    }
 
+    private func retry(
+        minimumAgeSeconds: Int, limit: Int, policy: PendingRetryPolicy, _ connection: MariaDBConnection,
+        _ lock: ClusterLock
+    ) throws -> Summary {
         let settings = SettingsCache()
         settings.refresh(connection)
         let verification = Verification(

@@ -92,7 +92,11 @@ final class WebhookDispatcher: @unchecked Sendable {
 
     /// One database transaction: the answers of `finished` POSTs recorded, then
     /// up to `limit` due events claimed (a user whose event was just sent may have
-    /// the next one due), and their POSTs started. Returns when to claim next (UTC ms).
+    /// the next one due), and their POSTs started. One that lost to another
+    /// transaction (on Galera, a certification conflict: 1213) runs again whole;
+    /// when it keeps failing, each answer is recorded on its own, so that a
+    /// 2xx is not POSTed again, nor a failure's backoff forgotten, for the sake
+    /// of one conflicting row. Returns when to claim next (UTC ms).
     private func round(
         recording finished: [(CurlTransfer, CurlTransfer.Outcome)], claimingUpTo limit: Int, _ store: WebhookStore
     ) -> Int64 {
@@ -102,16 +106,17 @@ final class WebhookDispatcher: @unchecked Sendable {
         let claimed: [WebhookStore.Claimed]
         let startedNs = Clock.monotonicNanoseconds()
         do {
-            let leased = try store.transaction {
-                try record(results, at: now, store)
-                return limit > 0 ? try store.lease(upTo: limit, now: now, until: lease) : []
+            let (recorded, leased) = try store.transaction {
+                (try record(results, at: now, store), limit > 0 ? try store.lease(upTo: limit, now: now, until: lease) : [])
             }
+            recorded.log()
             claimed = try store.claimed(leased, lease: lease)
             noteDatabase(failing: nil)
         } catch {
-            // Leased events and unrecorded answers wait for their leases to end; then
-            // they are sent again, with the same event_id.
+            // Leased events, and answers not recorded even alone, wait for their leases to
+            // end; then they are sent again, with the same event_id.
             noteDatabase(failing: error)
+            if !results.isEmpty { recordEachAlone(results, at: now, store) }
             return now.milliseconds + Self.databaseRetryMs
         }
         claimed.forEach(post)
@@ -119,6 +124,20 @@ final class WebhookDispatcher: @unchecked Sendable {
         if limit == 0 || claimed.count == limit { return now.milliseconds }
         let lookMs = Int64((Clock.monotonicNanoseconds() - startedNs) / 1_000_000)
         return now.milliseconds + WebhookPolling.idleWaitMs(afterLookOf: lookMs)
+    }
+
+    /// Each answer in a database transaction of its own (retried as a round is):
+    /// those the database takes are kept, whatever becomes of the others.
+    private func recordEachAlone(_ results: [Answer], at now: Timestamp, _ store: WebhookStore) {
+        var unrecorded = 0
+        for result in results {
+            do {
+                try store.transaction { try record([result], at: now, store) }.log()
+            } catch {
+                unrecorded += 1
+            }
+        }
+        Log.event("webhook: \(results.count - unrecorded) of \(results.count) answers recorded one by one")
     }
 
     private func post(_ claimed: WebhookStore.Claimed) {
@@ -153,24 +172,40 @@ final class WebhookDispatcher: @unchecked Sendable {
         return results
     }
 
-    /// Records answers (inside the round's transaction): sent, or retried later, or failed.
-    private func record(_ results: [Answer], at now: Timestamp, _ store: WebhookStore) throws {
-        var lost: [UInt64] = []
+    /// Records answers (inside a database transaction, which may run again): sent,
+    /// or retried later, or failed. What it found is logged once the transaction commits.
+    private func record(_ results: [Answer], at now: Timestamp, _ store: WebhookStore) throws -> Recorded {
+        var recorded = Recorded()
         for (lease, claimed) in Dictionary(grouping: results.filter { $0.error == nil }.map(\.0), by: \.lease) {
-            lost += try store.recordSent(claimed, lease: lease, at: now)
+            recorded.lost += try store.recordSent(claimed, lease: lease, at: now)
         }
         for case let (claimed, error?) in results {
             let decision = WebhookRetryPolicy.afterFailure(
                 failedAttempts: claimed.attempts + 1, windowStartMs: claimed.retryWindowStartMs,
                 nowMs: now.milliseconds)
             if try !store.recordFailure(claimed, error: error, decision: decision) {
-                lost.append(claimed.event.eventID)
+                recorded.lost.append(claimed.event.eventID)
             } else if decision == .giveUp {
-                Log.event("webhook: event \(claimed.event.eventID) failed: no 2xx in 72 hours (\(error))")
+                recorded.gaveUp.append((claimed.event.eventID, error))
             }
         }
-        for eventID in lost {
-            Log.event("webhook: event \(eventID): its lease ended before its result was recorded")
+        return recorded
+    }
+
+    /// What recording answers found worth a log line.
+    private struct Recorded {
+        /// Events whose lease ended before their result was recorded.
+        var lost: [UInt64] = []
+        /// Events `failed` now, with their last error.
+        var gaveUp: [(eventID: UInt64, error: String)] = []
+
+        func log() {
+            for (eventID, error) in gaveUp {
+                Log.event("webhook: event \(eventID) failed: no 2xx in 72 hours (\(error))")
+            }
+            for eventID in lost {
+                Log.event("webhook: event \(eventID): its lease ended before its result was recorded")
+            }
         }
     }
 

@@ -22,11 +22,16 @@ struct WebhookStore {
         let lease: String
     }
 
+    /// Runs of a database transaction that lost to another, in all, before it is given up.
+    static let attempts = 3
+
     /// Runs `body` in a READ COMMITTED database transaction: its locking reads
-    /// take no gap locks, so a delivery inserting its event never waits for a claim.
+    /// take no gap locks, so a delivery inserting its event never waits for a
+    /// claim. One that lost to another (a deadlock, a lock wait timeout, a
+    /// Galera certification conflict: 1213) runs again whole, as a delivery's
+    /// does, up to `attempts` in all; `body` must be safe to run again.
     func transaction<Result>(_ body: () throws -> Result) throws -> Result {
-        try connection.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED")
-        return try connection.transaction(body)
+        try connection.transactionRetryingDeadlocks(attempts: Self.attempts, readCommitted: true, body)
     }
 
     /// Leases up to `limit` events that are due: pending, past their

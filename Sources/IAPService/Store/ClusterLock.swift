@@ -38,11 +38,13 @@ public final class ClusterLock {
         holder = "\(hostName):\(getpid()):\(UInt32.random(in: .min ... .max))"
     }
 
-    /// Takes the lock; false when another run holds it.
+    /// Takes the lock; false when another run holds it. On Galera, a statement
+    /// here that loses to another node's write on the row (1213) means that run
+    /// is taking or releasing it: not taken, this time.
     public func acquire() throws(MariaDBError) -> Bool {
-        try connection.execute(
-            "DELETE FROM cluster_locks WHERE name = ? AND expires_at < UTC_TIMESTAMP(3)", [.text(name)])
         do {
+            try connection.execute(
+                "DELETE FROM cluster_locks WHERE name = ? AND expires_at < UTC_TIMESTAMP(3)", [.text(name)])
             try connection.execute(
                 """
                 INSERT INTO cluster_locks (name, holder, acquired_at, expires_at)
@@ -75,7 +77,50 @@ public final class ClusterLock {
         ).requireRows(1, "UPDATE cluster_locks (the lock \(name) was lost)")
     }
 
-    public func release() {
-        _ = try? connection.execute("DELETE FROM cluster_locks WHERE name = ? AND holder = ?", [.text(name), .text(holder)])
+    /// Runs of the release's DELETE, in all, when it loses to another transaction.
+    static let releaseAttempts = 5
+
+    /// Runs `body` while holding the lock (taken already), then releases it,
+    /// also when `body` throws. A release that failed is thrown when `body`
+    /// succeeded, and logged when `body` threw an error of its own.
+    public func whileHeld<Result>(_ body: () throws -> Result) throws -> Result {
+        let result: Result
+        do {
+            result = try body()
+        } catch {
+            do { try release() } catch let releaseError { Log.event("\(releaseError)") }
+            throw error
+        }
+        try release()
+        return result
+    }
+
+    /// Deletes the lock's row. On Galera the DELETE can lose to a write on the
+    /// row committed through another node (1213: seen when the test holds the row
+    /// on this node and writes it through another). Then it runs again, as a
+    /// delivery's transaction does. Were the failure ignored, the row would keep
+    /// every other run out until `expires_at` (`iapctl migrate`: 600 s); so it is
+    /// thrown when it persists.
+    public func release() throws(ReleaseFailed) {
+        do {
+            try connection.transactionRetryingDeadlocks(attempts: Self.releaseAttempts) {
+                _ = try connection.execute(
+                    "DELETE FROM cluster_locks WHERE name = ? AND holder = ?", [.text(name), .text(holder)])
+            }
+        } catch {
+            throw ReleaseFailed(name: name, leaseSeconds: leaseSeconds, cause: "\(error)")
+        }
+    }
+
+    /// The lock's row is left: it holds the lock until its lease ends.
+    public struct ReleaseFailed: Error, CustomStringConvertible {
+        let name: String
+        let leaseSeconds: Int
+        let cause: String
+
+        public var description: String {
+            "the lock \(name) could not be released (\(cause)): it stays held until its lease ends, at most "
+                + "\(leaseSeconds) s, unless an operator deletes its row (DELETE FROM cluster_locks WHERE name = '\(name)')"
+        }
     }
 }
