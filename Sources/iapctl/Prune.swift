@@ -18,9 +18,9 @@ import MariaDB
 /// retention. (No row is deleted, so no pointer ever names a missing row.)
 /// The service names only rows of the last 12 hours in a new `bytes_in`
 /// (`ReceiptBytesIndex`), so a row prune clears (a day old at least) is never
-/// named by a row written while it runs. A replay may name an older row, and
-/// one written while prune runs may find that row's bytes cleared: it was
-/// answered from the database, and its request posted the same bytes.
+/// named by a row written while it runs. A replay may name a row of any age:
+/// one written after prune cleared that row's bytes (or while it clears them)
+/// has none to read, since the service does not store a replay's bytes again.
 struct Prune: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Remove receipt bytes older than a retention period (hashes, audit rows and transactions stay).")
