@@ -7,11 +7,20 @@ import MariaDB
 /// the transactions and orders. Rows whose verification is still open keep
 /// their bytes, whatever their age: `retry-pending` needs them to finish a
 /// paid purchase. So does an old row whose bytes a row within retention, or
-/// still open, reads through `bytes_in` (the bytes are stored once): they are
-/// kept where they are, not moved, and go with the last row that needs them.
+/// still open, reads through a pointer (the bytes are stored once): `bytes_in`,
+/// or `replay_of` for a replay answered from the database, whose bytes are
+/// those of the row it reused (or of the row that one's `bytes_in` names).
+/// Such bytes are kept where they are, not moved, and go with the last row
+/// that needs them: a replay is a request that posted those bytes again, so
+/// their retention runs from it, as a DBA reading `receipt_bytes` for a recent
+/// request expects to find them; clearing them would leave the replay's
+/// `replay_of` pointing at a row without bytes while the replay is within
+/// retention. (No row is deleted, so no pointer ever names a missing row.)
 /// The service names only rows of the last 12 hours in a new `bytes_in`
 /// (`ReceiptBytesIndex`), so a row prune clears (a day old at least) is never
-/// named by a row written while it runs.
+/// named by a row written while it runs. A replay may name a row of any age:
+/// one written after prune cleared that row's bytes (or while it clears them)
+/// has none to read, since the service does not store a replay's bytes again.
 struct Prune: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Remove receipt bytes older than a retention period (hashes, audit rows and transactions stay).")
@@ -41,8 +50,9 @@ struct Prune: ParsableCommand {
             "SELECT UTC_TIMESTAMP(3) - INTERVAL ? DAY", [.integer(Int64(days!))]
         ).first?[0].flatMap({ $0 }) else { throw AdminError("the database did not say what time it is") }
         var cleared: UInt64 = 0
-        // A row keeps its bytes while a row reading them through bytes_in (same sha256, whose index finds
-        // it) still needs them: received after the cutoff, or its verification still open.
+        // A row keeps its bytes while a row reading them (same sha256, whose index finds it) still needs
+        // them: received after the cutoff, or its verification still open. A reader reads them through
+        // bytes_in, through replay_of (a replay), or through the bytes_in of the row its replay_of names.
         while true {
             let rows = try connection.execute(
                 """
@@ -50,8 +60,10 @@ struct Prune: ParsableCommand {
                 WHERE r.received_at < ? AND r.receipt_data IS NOT NULL
                   AND (r.verified_at IS NOT NULL OR r.retry_final_state IS NOT NULL)
                   AND NOT EXISTS (
-                    SELECT 1 FROM receipts reader
-                    WHERE reader.sha256 = r.sha256 AND reader.bytes_in = r.receipt_id
+                    SELECT 1 FROM receipts reader LEFT JOIN receipts reused ON reused.receipt_id = reader.replay_of
+                    WHERE reader.sha256 = r.sha256
+                      AND (reader.bytes_in = r.receipt_id OR reader.replay_of = r.receipt_id
+                        OR reused.bytes_in = r.receipt_id)
                       AND (reader.received_at >= ?
                         OR (reader.verified_at IS NULL AND reader.retry_final_state IS NULL)))
                 LIMIT \(Self.chunkRows)
@@ -72,6 +84,6 @@ struct Prune: ParsableCommand {
         let needed = (kept?[1].flatMap { Int($0) } ?? 0) - open
         print("cleared the bytes of \(cleared) receipt row(s) older than \(days!) days; "
             + "\(open + needed) older row(s) keep theirs: \(open) whose verification is still open, "
-            + "\(needed) whose bytes a newer or still open row reads through bytes_in")
+            + "\(needed) whose bytes a newer or still open row reads through bytes_in or replay_of")
     }
 }

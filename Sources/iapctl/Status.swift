@@ -76,7 +76,7 @@ struct Status: ParsableCommand {
 
     private func backlogRow(_ connection: MariaDBConnection) throws {
         let waiting = try connection.execute(
-            "SELECT COUNT(*), MIN(received_at) FROM receipts WHERE verified_at IS NULL AND retry_final_state IS NULL"
+            "SELECT COUNT(*), MIN(r.received_at) FROM receipts r WHERE \(PendingReceipts.backlogCondition)"
         ).first
         let gaveUp = try connection.execute(
             "SELECT COUNT(*) FROM receipts WHERE retry_final_state = ?", [.text("gave_up")]

@@ -56,7 +56,8 @@ def test_status_shows_what_the_database_holds(db):
     try:
         code, rows, output = status()
         counts = {row["status"]: row["n"] for row in db.query("SELECT status, COUNT(*) AS n FROM events GROUP BY status")}
-        waiting = db.scalar("SELECT COUNT(*) FROM receipts WHERE verified_at IS NULL AND retry_final_state IS NULL")
+        waiting = db.scalar("SELECT COUNT(*) FROM receipts WHERE verified_at IS NULL AND retry_final_state IS NULL"
+                            " AND kind = 'receipt'")
         gave_up = db.scalar("SELECT COUNT(*) FROM receipts WHERE retry_final_state = 'gave_up'")
     finally:
         db.execute("DELETE FROM events WHERE user_id = %s", user)

@@ -265,7 +265,8 @@ def test_retry_pending_backlog_gauge_reads_the_database(mixed_run, db):
     assert mixed_run.backlog_receipt, "the dropped receipt is not in receipts as unverified"
 
     def backlog():
-        return db.scalar("SELECT COUNT(*) FROM receipts WHERE verified_at IS NULL AND retry_final_state IS NULL")
+        return db.scalar("SELECT COUNT(*) FROM receipts WHERE verified_at IS NULL AND retry_final_state IS NULL"
+                         " AND kind = 'receipt'")
 
     expected = backlog()
     assert expected >= 1

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 from invariants import assert_events_follow_transactions, receipt_sha256
-from support import PAY_6, assert_verify_answer, new_transaction_id, new_user_id
+from support import PAY_6, assert_verify_answer, new_transaction_id, new_user_id, wait_until
 from test_retry_pending import unverified_receipt
 
 CERTS = Path(os.environ.get("IAP_RUN", "/tmp/iap")) / "certs"
@@ -64,6 +64,45 @@ def test_prune_clears_old_bytes_and_keeps_hashes_answers_transactions_and_open_r
     iapctl("retry-pending", "--minimum-age", "0")
     assert db.delivered_count([open_tid]) == 1
     assert "cleared the bytes of 1 receipt row(s)" in iapctl("prune", "--older-than", "400d")
+
+
+def bytes_of(db, receipt_id):
+    """The row's receipt bytes as view receipt_bytes finds them, wherever they are stored (None: gone)."""
+    return db.scalar("SELECT receipt_data FROM receipt_bytes WHERE receipt_id = %s", receipt_id)
+
+
+def test_prune_keeps_the_bytes_a_replay_within_retention_reads(api, db, receipts, iapctl):
+    """A replay answered from the database stores no bytes: they are in the row it reused (replay_of).
+    That row past retention keeps them while the replay is within it (the bytes were posted again
+    then), so the replay's pointer never names a row without bytes; once the replay is past
+    retention too, they go."""
+    receipt = receipts.app_receipt([receipts.purchase(PAY_6, transaction_id=new_transaction_id())])
+    assert_verify_answer(api.verify(receipt, user_id=new_user_id()), "delivered")
+    assert_verify_answer(api.verify(receipt, user_id=new_user_id()), "already_delivered")
+    # The replay's audit row is written just after its answer, by a thread of its own.
+    def original_and_replay():
+        rows = rows_of(db, receipt)
+        return rows if len(rows) == 2 else None
+    original, replay = wait_until(original_and_replay, 30, "the replay's audit row")
+    assert replay["replay_of"] == original["receipt_id"] and replay["receipt_data"] is None, replay
+    assert original["receipt_data"] == receipt and bytes_of(db, replay["receipt_id"]) == receipt
+    db.execute("UPDATE receipts SET received_at = received_at - INTERVAL 401 DAY WHERE receipt_id = %s",
+               original["receipt_id"])
+
+    output = iapctl("prune", "--older-than", "400d")
+
+    assert rows_of(db, receipt)[0]["receipt_data"] == receipt, (
+        "prune cleared the bytes of a row that a replay within retention reads through replay_of: " + output)
+    assert bytes_of(db, replay["receipt_id"]) == receipt
+    assert "whose bytes a newer or still open row reads through bytes_in or replay_of" in output, output
+
+    db.execute("UPDATE receipts SET received_at = received_at - INTERVAL 401 DAY WHERE receipt_id = %s",
+               replay["receipt_id"])
+    output = iapctl("prune", "--older-than", "400d")
+
+    assert "cleared the bytes of 1 receipt row(s)" in output, output
+    assert [row["receipt_data"] for row in rows_of(db, receipt)] == [None, None]
+    assert bytes_of(db, replay["receipt_id"]) is None
 
 
 def test_prune_refuses_a_period_that_is_not_days(iapctl):

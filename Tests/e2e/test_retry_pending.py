@@ -6,6 +6,7 @@ import pytest
 
 from invariants import Ledger
 from support import PAY_6, new_transaction_id, new_user_id, open_receipts, placeholders
+from test_operations_metrics import scrape, value
 
 APPLE_CALLS_PER_ENVIRONMENT = 3   # the service's retry policy: production answers 21005 to all three
 
@@ -37,6 +38,38 @@ def test_retry_pending_delivers_what_apple_never_answered(api, db, receipts, sim
     again = ledger.post(api, receipt, user_id=user_id)
     assert again.json()["status"] == "already_delivered", again.text[:300]
     ledger.check(db, [tid])
+
+
+@pytest.mark.outage("iap-fcgi")
+def test_the_backlog_gauge_counts_only_what_retry_pending_takes(api, db, receipts, simulator, iapctl, stack):
+    """iap_retry_pending_receipts counts the rows retry-pending still has to finish. A jws row left open
+    by a transaction_id fetch that a crash cut short (test_transaction_id_verify.py makes one) is not
+    one: no run ever takes it, and counting it kept the gauge above 0 for good."""
+    user_id = new_user_id()
+    # That crash's leftover, made here without the crash: received, never verified, kind jws.
+    jws_row = db.execute(
+        "INSERT INTO receipts (kind, sha256, receipt_data, user_id, transaction_id, received_at)"
+        " VALUES ('jws', SHA2('', 256), '', %s, %s, UTC_TIMESTAMP(3) - INTERVAL 1 HOUR)",
+        user_id, new_transaction_id())
+    assert jws_row == 1
+    try:
+        unverified_receipt(api, receipts, simulator, user_id)
+        assert "delivered=" in iapctl("retry-pending", "--minimum-age", "0")
+        assert open_receipts(db, user_id) == 1, "retry-pending takes receipts only: the jws row stays open"
+        unverified_receipt(api, receipts, simulator, user_id)   # one receipt for the next run to take
+        open_rows = "SELECT COUNT(*) FROM receipts WHERE verified_at IS NULL AND retry_final_state IS NULL"
+        to_take = db.scalar(open_rows + " AND kind = 'receipt'")
+        assert to_take >= 1 and db.scalar(open_rows) > to_take
+
+        # The metrics thread counts the backlog first thing when it starts, before its first scrape:
+        # a restart makes the gauge read the rows as they are now, whenever its 15 s period falls.
+        stack("stop iap-fcgi")
+        stack("start iap-fcgi")
+
+        assert value(scrape(), "iap_retry_pending_receipts") == to_take, (
+            "the gauge counts rows retry-pending never takes")
+    finally:
+        db.execute("DELETE FROM receipts WHERE kind = 'jws' AND user_id = %s AND verified_at IS NULL", user_id)
 
 
 def test_a_second_run_finds_nothing_left(api, receipts, simulator, iapctl):

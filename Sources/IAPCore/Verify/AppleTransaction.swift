@@ -17,13 +17,17 @@ public struct AppleTransaction: Equatable, Sendable {
     /// Apple cancelled (refunded) it: a `cancellation_date` or `cancellation_date_ms`
     /// is present, readable or not. A refunded transaction is never delivered.
     public let isRefunded: Bool
+    /// When Apple signed this description of it, in ms: a signed transaction's
+    /// `signedDate`; nil for a receipt's entry (verifyReceipt signs nothing).
+    /// A refund it shows takes its place by this date (`VerifiedRefund`).
+    public let signedDateMs: Int64?
     /// The object as Apple sent it.
     public let raw: JSONObject
 
     public init(
         transactionID: String, originalTransactionID: String? = nil, productID: String,
         quantity: Int = 1, purchaseDateMs: Int64? = nil, cancellationDateMs: Int64? = nil,
-        isRefunded: Bool? = nil, raw: JSONObject = JSONObject()
+        isRefunded: Bool? = nil, signedDateMs: Int64? = nil, raw: JSONObject = JSONObject()
     ) {
         self.transactionID = transactionID
         self.originalTransactionID = originalTransactionID ?? transactionID
@@ -32,6 +36,7 @@ public struct AppleTransaction: Equatable, Sendable {
         self.purchaseDateMs = purchaseDateMs
         self.cancellationDateMs = cancellationDateMs
         self.isRefunded = isRefunded ?? (cancellationDateMs != nil)
+        self.signedDateMs = signedDateMs
         self.raw = raw
     }
 
@@ -70,7 +75,17 @@ public struct AppleTransaction: Equatable, Sendable {
         return AppleTransaction(
             transactionID: transactionID, originalTransactionID: originalTransactionID,
             productID: productID, quantity: quantity, purchaseDateMs: purchaseDateMs,
-            cancellationDateMs: other.cancellationDateMs, isRefunded: true, raw: raw)
+            cancellationDateMs: other.cancellationDateMs, isRefunded: true, signedDateMs: signedDateMs, raw: raw)
+    }
+
+    /// The same transaction without its refund: how a verify handles one whose
+    /// revocation is older than the last refund-state change applied to it
+    /// (`VerifiedRefund.stale`), so that the state stored stands.
+    public func withoutRefund() -> AppleTransaction {
+        AppleTransaction(
+            transactionID: transactionID, originalTransactionID: originalTransactionID,
+            productID: productID, quantity: quantity, purchaseDateMs: purchaseDateMs,
+            cancellationDateMs: nil, isRefunded: false, signedDateMs: signedDateMs, raw: raw)
     }
 
     /// Reads an array of transaction objects; errors name the entry, e.g. `receipt.in_app[2].product_id`.

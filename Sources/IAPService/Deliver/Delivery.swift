@@ -48,10 +48,15 @@ struct Delivery {
         var binding = OrderBinding(order: order)
         var answers: [TransactionAnswer] = []
         var events: [EventStore.NewEvent] = []
-        for transaction in input.transactions.transactions {
-            if transaction.isRefunded {
-                answers.append(try refund(transaction, input: input, store: transactions, events: &events, at: now))
-                continue
+        for shown in input.transactions.transactions {
+            var transaction = shown
+            if shown.isRefunded {
+                if let answer = try refund(shown, input: input, store: transactions, events: &events, at: now) {
+                    answers.append(answer)
+                    continue
+                }
+                // A stale refund: the state stored stands, as for a verify that shows no refund.
+                transaction = shown.withoutRefund()
             }
             let boundOrderID = binding.claim(for: transaction)
             let orderID = boundOrderID ?? OrderID.make()
@@ -94,25 +99,41 @@ struct Delivery {
 
     /// A refunded transaction is never delivered; one delivered before is marked
     /// refunded now, with its order, and the game is told to take the goods back.
+    /// Refunds take their place by date (`VerifiedRefund`): nil when this one is
+    /// older than the last refund-state change of a transaction not refunded
+    /// now (a reversal since): nothing is written, and the caller answers it
+    /// as stored.
     private func refund(
         _ transaction: AppleTransaction, input: Input, store: TransactionStore, events: inout [EventStore.NewEvent],
         at now: Timestamp
-    ) throws -> TransactionAnswer {
+    ) throws -> TransactionAnswer? {
         if try store.insertRefunded(
-            transaction, userID: input.userID, environment: input.environment, receiptID: input.receiptID, at: now)
+            transaction, userID: input.userID, environment: input.environment, receiptID: input.receiptID,
+            changeDate: VerifiedRefund.changeDate(of: transaction), at: now)
         {
             return TransactionAnswer(transaction: transaction, state: .refunded, orderID: nil)
         }
-        let existing = try store.existing(transaction.transactionID)
-        if let existing, existing.state != "refunded" {
-            try store.markRefunded(transaction, orderID: existing.orderID, at: now)
+        // Locked from here on.
+        guard let existing = try store.existing(transaction.transactionID) else {
+            return TransactionAnswer(transaction: transaction, state: .refunded, orderID: nil)
+        }
+        let shownOrderID = existing.userID == input.userID ? existing.orderID : nil
+        let answer = TransactionAnswer(transaction: transaction, state: .refunded, orderID: shownOrderID)
+        switch VerifiedRefund.decide(transaction, lastChange: existing.lastChangeMs) {
+        case .stale:
+            return existing.state == "refunded" ? answer : nil
+        case .apply(let changeDate):
+            guard existing.state != "refunded" else {
+                if let changeDate { try store.recordRefundStateChange(transaction.transactionID, changeDate: changeDate) }
+                return answer
+            }
+            try store.markRefunded(transaction, orderID: existing.orderID, changeDate: changeDate, at: now)
             if existing.state == "delivered", let orderID = existing.orderID, let userID = existing.userID {
                 events.append(EventStore.NewEvent(
                     .refunded, transaction, orderID: orderID, userID: userID, environment: input.environment,
                     occurredAtMs: transaction.cancellationDateMs))
             }
+            return answer
         }
-        let shownOrderID = existing?.userID == input.userID ? existing?.orderID : nil
-        return TransactionAnswer(transaction: transaction, state: .refunded, orderID: shownOrderID)
     }
 }

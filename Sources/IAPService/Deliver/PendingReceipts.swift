@@ -65,6 +65,12 @@ public final class PendingReceipts {
     /// batch is bounded by Apple's budget): a run that died frees it after this.
     static let lockLeaseSeconds = 300
 
+    /// The rows a run still has to finish, of `receipts r`
+    /// (`UnverifiedReceipts.stillToFinish`): the backlog that
+    /// `iap_retry_pending_receipts` and `iapctl status` count, by the same text
+    /// as the runs take them, so that neither counts a row no run will take.
+    public static let backlogCondition = UnverifiedReceipts.stillToFinish
+
     private let configuration: ServiceConfiguration
 
     public init(configuration: ServiceConfiguration) {

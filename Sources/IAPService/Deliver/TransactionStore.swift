@@ -15,6 +15,9 @@ struct TransactionStore {
         let orderID: String?
         /// nil: seen only in a notification (unclaimed, or refunded before any verify).
         let userID: String?
+        /// The date of the last refund-state change applied to it (a
+        /// notification's or a verify's, `notification_signed_at`), in ms; nil: none.
+        let lastChangeMs: Int64?
     }
 
     /// A transaction row to insert.
@@ -25,6 +28,8 @@ struct TransactionStore {
         let userID: String
         let environment: AppleEnvironment
         let receiptID: UInt64
+        /// A refunded row's refund-state change date (`VerifiedRefund`), in ms.
+        var changeDateMs: Int64? = nil
 
         /// `delivered` when it goes to an order, else `refunded`.
         var state: String { orderID == nil ? "refunded" : "delivered" }
@@ -41,13 +46,15 @@ struct TransactionStore {
             at: time) == 1
     }
 
-    /// Inserts a refunded transaction never seen before; false when it exists.
+    /// Inserts a refunded transaction never seen before, its refund dated
+    /// `changeDate` (`VerifiedRefund`); false when it exists.
     func insertRefunded(
         _ transaction: AppleTransaction, userID: String, environment: AppleEnvironment, receiptID: UInt64,
-        at time: Timestamp
+        changeDate: Int64?, at time: Timestamp
     ) throws(MariaDBError) -> Bool {
         try insert([NewRow(
-            transaction: transaction, orderID: nil, userID: userID, environment: environment, receiptID: receiptID)],
+            transaction: transaction, orderID: nil, userID: userID, environment: environment, receiptID: receiptID,
+            changeDateMs: changeDate)],
             at: time) == 1
     }
 
@@ -65,7 +72,7 @@ struct TransactionStore {
 
     private func insertOnce(_ rows: ArraySlice<NewRow>, at time: Timestamp) throws(MariaDBError) -> UInt64 {
         var parameters: [SQLValue] = []
-        parameters.reserveCapacity(rows.count * 13)
+        parameters.reserveCapacity(rows.count * 14)
         for row in rows {
             let transaction = row.transaction
             parameters += [
@@ -74,6 +81,7 @@ struct TransactionStore {
                 .text(row.environment.rawValue), .optional(transaction.purchaseDateMs.map(AppleDate.sqlDateTime)),
                 .optional(transaction.cancellationDateMs.map(AppleDate.sqlDateTime)), .text(row.state),
                 .integer(Int64(row.receiptID)), .text(time.sql), row.orderID == nil ? .null : .text(time.sql),
+                .optional(row.changeDateMs.map(AppleDate.sqlDateTime)),
             ]
         }
         // ON DUPLICATE KEY ... no-op rather than INSERT IGNORE, which would also
@@ -82,8 +90,9 @@ struct TransactionStore {
         return try connection.execute(
             """
             INSERT INTO transactions (transaction_id, original_transaction_id, order_id, user_id, product_id,
-              quantity, environment, purchase_date, cancellation_date, state, receipt_id, created_at, delivered_at)
-            VALUES \(SQLPlaceholders.rows(rows.count, columns: 13))
+              quantity, environment, purchase_date, cancellation_date, state, receipt_id, created_at, delivered_at,
+              notification_signed_at)
+            VALUES \(SQLPlaceholders.rows(rows.count, columns: 14))
             ON DUPLICATE KEY UPDATE transaction_id = transaction_id
             """,
             parameters
@@ -105,24 +114,37 @@ struct TransactionStore {
 
     /// The stored row, locked until the database transaction ends.
     func existing(_ transactionID: String) throws(MariaDBError) -> Existing? {
-        try read("SELECT state, order_id, user_id FROM transactions WHERE transaction_id = ? FOR UPDATE", transactionID)
+        try read("\(Self.existingColumns) WHERE transaction_id = ? FOR UPDATE", transactionID)
     }
 
     /// The stored row, read without a lock (outside a database transaction).
     func stored(_ transactionID: String) throws(MariaDBError) -> Existing? {
-        try read("SELECT state, order_id, user_id FROM transactions WHERE transaction_id = ?", transactionID)
+        try read("\(Self.existingColumns) WHERE transaction_id = ?", transactionID)
     }
+
+    private static let existingColumns = """
+        SELECT state, order_id, user_id, CAST(ROUND(UNIX_TIMESTAMP(notification_signed_at) * 1000) AS SIGNED)
+        FROM transactions
+        """
 
     private func read(_ sql: String, _ transactionID: String) throws(MariaDBError) -> Existing? {
         guard let row = try connection.execute(sql, [.text(transactionID)]).first, let state = row[0] else { return nil }
-        return Existing(state: state, orderID: row[1], userID: row[2])
+        return Existing(state: state, orderID: row[1], userID: row[2], lastChangeMs: row[3].flatMap { Int64($0) })
     }
 
-    /// Marks a delivered transaction refunded, and its order with it.
-    func markRefunded(_ transaction: AppleTransaction, orderID: String?, at time: Timestamp) throws(MariaDBError) {
+    /// Marks a delivered (or unclaimed) transaction refunded, and its order
+    /// with it; a `changeDate` becomes its last refund-state change.
+    func markRefunded(
+        _ transaction: AppleTransaction, orderID: String?, changeDate: Int64?, at time: Timestamp
+    ) throws(MariaDBError) {
         try connection.execute(
-            "UPDATE transactions SET state = 'refunded', cancellation_date = ? WHERE transaction_id = ?",
-            [.optional(transaction.cancellationDateMs.map(AppleDate.sqlDateTime)), .text(transaction.transactionID)]
+            """
+            UPDATE transactions SET state = 'refunded', cancellation_date = ?,
+              notification_signed_at = COALESCE(?, notification_signed_at)
+            WHERE transaction_id = ?
+            """,
+            [.optional(transaction.cancellationDateMs.map(AppleDate.sqlDateTime)),
+             .optional(changeDate.map(AppleDate.sqlDateTime)), .text(transaction.transactionID)]
         ).requireRows(1, "UPDATE transactions refunded")
         if let orderID {
             try connection.execute(
@@ -130,6 +152,15 @@ struct TransactionStore {
                 [.text(time.sql), .text(orderID)]
             ).requireRows(1, "UPDATE orders refunded")
         }
+    }
+
+    /// A refund shown again by a verify, of a transaction refunded already:
+    /// nothing changes but its place in the order of refund-state changes.
+    func recordRefundStateChange(_ transactionID: String, changeDate: Int64) throws(MariaDBError) {
+        try connection.execute(
+            "UPDATE transactions SET notification_signed_at = ? WHERE transaction_id = ?",
+            [.text(AppleDate.sqlDateTime(ms: changeDate)), .text(transactionID)]
+        ).requireRows(1, "UPDATE transactions notification_signed_at")
     }
 
     /// An unclaimed transaction (paid, seen only in a notification) claimed by

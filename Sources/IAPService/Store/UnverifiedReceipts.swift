@@ -21,13 +21,19 @@ struct UnverifiedReceipts {
         let attempts: Int
     }
 
-    /// Rows whose verification never completed (Apple or the database was
-    /// down, the process died), received before `time`, not given up or
-    /// superseded, and whose backoff is over at `now`; oldest first. Only
-    /// receipts (`kind`): a `jws` row is open only while the App Store Server
-    /// API is asked for a `transaction_id`, or for good if the process died
-    /// then, and verifyReceipt can do nothing with it (all such rows hold the
-    /// same empty data, so it would also close them as "superseded" by one another).
+    /// The rows retry-pending still has to finish, of `receipts r`: never
+    /// completed (Apple or the database was down, the process died), not given
+    /// up or superseded. Only receipts (`kind`): a `jws` row is open only while
+    /// the App Store Server API is asked for a `transaction_id`, or for good if
+    /// the process died then, and verifyReceipt can do nothing with it (all
+    /// such rows hold the same empty data, so it would also close them as
+    /// "superseded" by one another). The gauge of this backlog
+    /// (`RetryBacklogProbe`) counts by the same text, so that it shows what a
+    /// run would take and returns to 0 once runs have taken it.
+    static let stillToFinish = "r.verified_at IS NULL AND r.retry_final_state IS NULL AND r.kind = 'receipt'"
+
+    /// The rows still to finish (`stillToFinish`) received before `time` and
+    /// whose backoff is over at `now`; oldest first.
     /// `receipts_retry_due` holds every other condition, so only the open rows
     /// are read (EXPLAIN on MariaDB 10.11: a range over them, with 200,000
     /// completed and 5,000 given-up rows beside them). A row that stored its
@@ -38,8 +44,8 @@ struct UnverifiedReceipts {
             SELECT r.receipt_id, r.sha256, COALESCE(r.receipt_data, holder.receipt_data), r.order_id,
               r.transaction_id, r.user_id, r.app_version, r.retry_attempts
             FROM receipts r LEFT JOIN receipts holder ON holder.receipt_id = r.bytes_in
-            WHERE r.verified_at IS NULL AND r.retry_final_state IS NULL AND r.received_at < ?
-              AND (r.retry_next_at IS NULL OR r.retry_next_at <= ?) AND r.kind = 'receipt'
+            WHERE \(Self.stillToFinish) AND r.received_at < ?
+              AND (r.retry_next_at IS NULL OR r.retry_next_at <= ?)
             ORDER BY r.receipt_id LIMIT ?
             """,
             [.text(time.sql), .text(now.sql), .integer(Int64(limit))]
