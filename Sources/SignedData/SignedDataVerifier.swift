@@ -39,7 +39,12 @@ public final class SignedDataVerifier: Sendable {
         let signedDate = try PayloadFields(json).requiredInteger("signedDate")
         let key = ChainKey(leaf: chainDER[0], intermediate: chainDER[1])
         let known = chains[key]
-        let chain = try known ?? verifiedChain(leafDER: chainDER[0], intermediateDER: chainDER[1])
+        let chain: VerifiedChain
+        if let known {
+            chain = known
+        } else {
+            chain = try verifiedChain(leafDER: chainDER[0], intermediateDER: chainDER[1])
+        }
         guard chain.validity.contains(signedDate) else { throw SignedDataError.expiredAtSignedDate }
         guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: parts.signature),
               chain.leafKey.isValidSignature(signature, for: parts.signingInput)
