@@ -1,7 +1,9 @@
 // The cost of verifying one StoreKit 2 JWS, on the fixtures of Tests/SignedDataTests:
 //   cold    a new verifier each time: path validation (DER parses, two ECDSA checks of the chain) + ES256
-//   cached  one verifier: the (leaf, intermediate) pair known, so two SHA-256 and one ES256 check
-//   refused an untrusted chain and a forged signature, to the same verifier
+//   cached  one verifier: the (leaf, intermediate) pair known, so the header's decoding and one ES256 check
+//   refused an untrusted chain and a forged signature, to the same verifier, and forged JWS each under a
+//           header never seen (a member added) that names the cached chain, as a flood of the cache would
+//           send them
 // and, for the path validation alone, how swift-certificates' async `Verifier.validate` is reached from a
 // plain thread: on that thread (CallingThreadExecutor, what SignedDataVerifier does) or handed to Swift's
 // cooperative pool and waited for with a semaphore. Last, the receipts' SHA-256 (swift-crypto) of a
@@ -57,6 +59,30 @@ try measure("verify cached (known pair)", rounds) {
 }
 
 // What refusals cost: nothing refused is cached.
+let goodParts = read("good.jws").split(separator: ".").map(String.init)
+func base64URLDecoded(_ text: String) -> Data {
+    Data(base64Encoded: text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        .padding(toLength: (text.count + 3) / 4 * 4, withPad: "=", startingAt: 0))!
+}
+let goodHeader = try JSONSerialization.jsonObject(with: base64URLDecoded(goodParts[0])) as! [String: Any]
+let newHeaders = try (0..<coldRounds).map { index -> [UInt8] in
+    var header = goodHeader
+    header["kid"] = "k\(index)"
+    let encoded = try JSONSerialization.data(withJSONObject: header).base64EncodedString()
+        .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        .replacingOccurrences(of: "=", with: "")
+    return Array((encoded + "." + goodParts[1] + "." + goodParts[2]).utf8)
+}
+var nextHeader = 0
+measure("refused, badSignature, a new header naming the cached chain", coldRounds) {
+    defer { nextHeader += 1 }
+    do {
+        _ = try warm.verifyTransaction(newHeaders[nextHeader])
+        preconditionFailure("a forged header verified")
+    } catch {
+        precondition(error as? SignedDataError == .badSignature)
+    }
+}
 for (fixture, reason) in [("untrusted.jws", SignedDataError.untrustedChain), ("forged.jws", .badSignature)] {
     let refused = Array(read(fixture).utf8)
     measure("refused, \(reason)", coldRounds) {
@@ -70,11 +96,7 @@ for (fixture, reason) in [("untrusted.jws", SignedDataError.untrustedChain), ("f
 }
 
 // The path validation alone, both ways of calling it from a thread that is not in the pool.
-let x5c = read("good.jws").split(separator: ".")[0]
-let header = try JSONSerialization.jsonObject(
-    with: Data(base64Encoded: String(x5c).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        .padding(toLength: (x5c.count + 3) / 4 * 4, withPad: "=", startingAt: 0))!) as! [String: Any]
-let chain = (header["x5c"] as! [String]).map { try! Certificate(derEncoded: Array(Data(base64Encoded: $0)!)) }
+let chain = (goodHeader["x5c"] as! [String]).map { try! Certificate(derEncoded: Array(Data(base64Encoded: $0)!)) }
 let store = CertificateStore(roots.certificates)
 @Sendable func validate() async -> Bool {
     var verifier = Verifier(rootCertificates: store) { RFC5280Policy() }

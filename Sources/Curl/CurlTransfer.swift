@@ -1,10 +1,14 @@
 import CCurl
+import Glibc
 
 /// One HTTPS request (a POST, or a GET with headers of its own), on an easy handle that is reused for transfer after transfer
 /// (libcurl then keeps its connection and TLS session).
 ///
 /// TLS verification is always on: peer and host are verified against `caFile`
-/// or the system bundle, TLS 1.2 at least, and only HTTPS may be spoken.
+/// or the system bundle, TLS 1.2 at least, and only HTTPS may be spoken, except
+/// plain HTTP to this machine: an `http://` URL (a webhook on loopback, which
+/// the configuration allows only for a loopback host) is sent only on a
+/// connection whose remote address is loopback.
 public final class CurlTransfer {
     let handle: UnsafeMutableRawPointer
     private var headers: UnsafeMutablePointer<curl_slist>?
@@ -12,6 +16,8 @@ public final class CurlTransfer {
     private var requestHeaders: UnsafeMutablePointer<curl_slist>?
     /// Requests this transfer has begun to send (see `configureOnce`).
     private var requestsBegun = 0
+    /// The current request's URL is `http://`: it may go out on a loopback connection only.
+    private var plainHTTP = false
     /// The answer's body; filled while the transfer runs.
     public private(set) var responseBody: [UInt8] = []
     /// Bodies longer than this are refused (the transfer fails).
@@ -79,7 +85,6 @@ public final class CurlTransfer {
         // is sent in pieces). 16 KiB is libcurl's least.
         try set(CURLOPT_UPLOAD_BUFFERSIZE, 16384)
         try CurlError.check(CCurl_easy_setopt_release_idle_tls_buffers(handle), "CURLOPT_SSL_CTX_FUNCTION")
-        try CurlError.check(CCurl_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, "https"), "CURLOPT_PROTOCOLS_STR")
         // No "Expect: 100-continue": it costs a round trip per receipt.
         headers = curl_slist_append(nil, "Content-Type: application/json")
         headers = curl_slist_append(headers, "Expect:")
@@ -111,6 +116,7 @@ public final class CurlTransfer {
                 transfer.requestsBegun += 1
                 guard transfer.requestsBegun == 1 else { return CURL_PREREQFUNC_ABORT }
                 let remote = remoteIP.map { String(cString: $0) } ?? ""
+                guard !transfer.plainHTTP || CurlTransfer.isLoopback(remote) else { return CURL_PREREQFUNC_ABORT }
                 transfer.connection = Connection(
                     key: "\(remote):\(remotePort) \(localPort)", multiplexed: CCurl_easy_negotiated_http2(transfer.handle) != 0)
                 transfer.onRequestBegun?(transfer)
@@ -177,6 +183,9 @@ public final class CurlTransfer {
         requestsBegun = 0
         connection = nil
         origin = Self.origin(of: url)
+        plainHTTP = url.utf8.count >= 7 && String(decoding: url.utf8.prefix(7), as: UTF8.self).lowercased() == "http://"
+        try CurlError.check(
+            CCurl_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, plainHTTP ? "http" : "https"), "CURLOPT_PROTOCOLS_STR")
         try CurlError.check(CCurl_easy_setopt_string(handle, CURLOPT_URL, url), "CURLOPT_URL")
         if let caFile {
             try CurlError.check(CCurl_easy_setopt_string(handle, CURLOPT_CAINFO, caFile), "CURLOPT_CAINFO")
@@ -190,13 +199,27 @@ public final class CurlTransfer {
         try set(CURLOPT_TIMEOUT_MS, totalTimeoutMs)
     }
 
-    /// "https://host:port" of "https://host:port/path?query" (a scheme is always there: only HTTPS is spoken).
+    /// "https://host:port" of "https://host:port/path?query" (a scheme is always there: HTTPS, or HTTP to loopback).
     static func origin(of url: String) -> String {
         let bytes = Array(url.utf8)
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return url }
         let hostStart = min(colon + 3, bytes.count)
         let end = bytes[hostStart...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.count
         return String(decoding: bytes[..<end], as: UTF8.self)
+    }
+
+    /// Whether `address` (libcurl's text of a connection's remote IP) is 127.0.0.0/8, ::1 or
+    /// an IPv4-mapped 127.0.0.0/8.
+    static func isLoopback(_ address: String) -> Bool {
+        var ipv4 = in_addr()
+        if inet_pton(AF_INET, address, &ipv4) == 1 {
+            return UInt32(bigEndian: ipv4.s_addr) >> 24 == 127
+        }
+        var ipv6 = in6_addr()
+        guard inet_pton(AF_INET6, address, &ipv6) == 1 else { return false }
+        let bytes = withUnsafeBytes(of: ipv6) { Array($0) }
+        let mapped = bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xff && bytes[11] == 0xff
+        return bytes == Array(repeating: 0, count: 15) + [1] || (mapped && bytes[12] == 127)
     }
 
     /// Points the handle at `list` and frees the previous GET's own list (no transfer uses it any more).

@@ -5,10 +5,7 @@ import IAPCore
 public struct CompactJWS: Sendable {
     /// `base64url(header) "." base64url(payload)`, as sent: what ES256 signs.
     public let signingInput: [UInt8]
-    /// The first part as sent, still base64url. Every JWS one leaf signs
-    /// carries the same bytes here (`alg` and the `x5c` chain), which makes
-    /// them the verifier's cache key: a known header costs neither its base64
-    /// nor its JSON nor its certificates' decoding.
+    /// The first part as sent, still base64url (`alg` and the `x5c` chain).
     public let encodedHeader: ArraySlice<UInt8>
     /// The payload as Apple wrote it, kept byte for byte.
     public let payload: [UInt8]

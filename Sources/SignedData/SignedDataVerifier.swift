@@ -13,15 +13,17 @@ import Synchronization
 /// must end at one of `roots`.
 ///
 /// Pure CPU work, safe to call from several threads at once; path validations
-/// are cached (`VerifiedChainCache`) under the JWS header that names the chain,
-/// so a JWS from a known leaf costs one ECDSA verification and no decoding of
-/// its header or certificates.
+/// are cached (`VerifiedChainCache`) by the leaf's and intermediate's DER once
+/// a JWS they name has verified, signature included, so a JWS from a known leaf
+/// costs its header's decoding and one ECDSA verification, and a refused one
+/// leaves nothing behind.
 public final class SignedDataVerifier: Sendable {
     private let roots: CertificateStore
     private let chains: VerifiedChainCache
     private let latestLeaf = Mutex<CertificateLifetime?>(nil)
+    private let pathValidations = Atomic<Int>(0)
 
-    /// - Parameter cacheCapacity: verified headers (an `alg` and a chain) kept.
+    /// - Parameter cacheCapacity: verified (leaf, intermediate) pairs kept.
     public init(roots: TrustedRoots = .apple, cacheCapacity: Int = 64) {
         self.roots = CertificateStore(roots.certificates)
         self.chains = VerifiedChainCache(capacity: cacheCapacity)
@@ -30,22 +32,28 @@ public final class SignedDataVerifier: Sendable {
     /// The verified payload, as Apple wrote it and parsed.
     public func verify(_ jws: [UInt8]) throws(SignedDataError) -> (payload: [UInt8], json: JSONObject) {
         let parts = try CompactJWS(jws)
-        let known = chains[parts.encodedHeader]
-        let chainDER = known == nil ? try parts.certificateChainDER() : []
+        let chainDER = try parts.certificateChainDER()
         guard let json = (try? JSONParser.parse(parts.payload))?.objectValue else {
             throw SignedDataError.invalidPayload
         }
         let signedDate = try PayloadFields(json).requiredInteger("signedDate")
+        let key = ChainKey(leaf: chainDER[0], intermediate: chainDER[1])
+        let known = chains[key]
         let chain: VerifiedChain
         if let known {
             chain = known
         } else {
-            chain = try verifiedChain(leafDER: chainDER[0], intermediateDER: chainDER[1], header: parts.encodedHeader)
+            chain = try verifiedChain(leafDER: chainDER[0], intermediateDER: chainDER[1])
         }
         guard chain.validity.contains(signedDate) else { throw SignedDataError.expiredAtSignedDate }
         guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: parts.signature),
               chain.leafKey.isValidSignature(signature, for: parts.signingInput)
         else { throw SignedDataError.badSignature }
+        if known == nil {
+            // Only now: the leaf's key signed this JWS, so the chain is one a trusted leaf signs with.
+            chains.insert(chain, for: key)
+            latestLeaf.withLock { $0 = chain.leafLifetime }
+        }
         return (parts.payload, json)
     }
 
@@ -55,8 +63,9 @@ public final class SignedDataVerifier: Sendable {
         return try SignedTransaction(payload: payload, json: json)
     }
 
-    /// The leaf of the chain validated last (a new pair, not one from the
-    /// cache): Apple's current signing certificate, for its expiry. Nil until one is.
+    /// The leaf of the chain cached last (a new pair that signed a JWS, not one
+    /// from the cache): Apple's current signing certificate, for its expiry.
+    /// Nil until one is.
     public var latestLeafLifetime: CertificateLifetime? {
         latestLeaf.withLock { $0 }
     }
@@ -66,13 +75,19 @@ public final class SignedDataVerifier: Sendable {
         chains.count
     }
 
-    /// Validates the chain a header names and caches it under the header.
-    private func verifiedChain(
-        leafDER: [UInt8], intermediateDER: [UInt8], header: ArraySlice<UInt8>
-    ) throws(SignedDataError) -> VerifiedChain {
+    /// Path validations done so far: the JWS whose (leaf, intermediate) pair
+    /// was not cached and parsed as certificates (for tests and metrics).
+    public var pathValidationCount: Int {
+        pathValidations.load(ordering: .relaxed)
+    }
+
+    /// Validates the chain of a leaf and intermediate (not cached: the caller
+    /// does once the leaf's signature has checked).
+    private func verifiedChain(leafDER: [UInt8], intermediateDER: [UInt8]) throws(SignedDataError) -> VerifiedChain {
         guard let leaf = try? Certificate(derEncoded: leafDER),
               let intermediate = try? Certificate(derEncoded: intermediateDER)
         else { throw SignedDataError.malformed }
+        pathValidations.add(1, ordering: .relaxed)
         let path = validatedPath(leaf: leaf, intermediate: intermediate)
         // leaf, the intermediate given, a root: a leaf issued by a root itself has no intermediate to check.
         guard let path, path.count == 3, path[1] == intermediate else { throw SignedDataError.untrustedChain }
@@ -83,10 +98,7 @@ public final class SignedDataVerifier: Sendable {
         let from = path.map { milliseconds($0.notValidBefore) }.max()!
         let until = path.map { milliseconds($0.notValidAfter) }.min()!
         guard from <= until else { throw SignedDataError.expiredAtSignedDate }  // never all valid at once
-        let chain = VerifiedChain(leafKey: leafKey, validity: from...until)
-        chains.insert(chain, for: header)
-        latestLeaf.withLock { $0 = CertificateLifetime(leaf) }
-        return chain
+        return VerifiedChain(leafKey: leafKey, validity: from...until, leafLifetime: CertificateLifetime(leaf))
     }
 
     /// The chain from `leaf` through `intermediate` to a trusted root, its

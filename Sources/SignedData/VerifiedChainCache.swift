@@ -11,39 +11,42 @@ struct VerifiedChain: Sendable {
     /// When all three certificates of the chain (leaf, intermediate, root) are
     /// valid, in ms since 1970, both ends included.
     let validity: ClosedRange<Int64>
+    /// The leaf's subject and expiry, for `latestLeafLifetime`.
+    let leafLifetime: CertificateLifetime
 }
 
-/// Verified chains by the JWS header that names them (base64url, as sent:
-/// `alg` ES256 and the `x5c` certificates), so that a JWS signed by a known
-/// leaf costs one ECDSA check instead of decoding its header and certificates
-/// and validating the path (three DER parses and two ECDSA checks). A header
-/// written differently for the same chain is one more entry, validated once.
+/// Verified chains by the DER of their leaf and intermediate, so that a JWS
+/// signed by a known leaf costs its header's decoding and one ECDSA check
+/// instead of a path validation (DER parses and two ECDSA checks). The key is
+/// the certificates, not the header's bytes as sent: a header written
+/// otherwise (spacing, member order, another `x5c` root, which plays no part)
+/// names the same entry.
 ///
-/// What is cached is the path alone, which does not depend on time: the
-/// chain's signatures, constraints and OIDs. Validity at the JWS's
+/// Only a chain that validated and whose leaf's signature on a JWS checked is
+/// put in (`SignedDataVerifier` inserts after the signature), so an entry
+/// costs its sender a JWS signed by a trusted leaf: a forged JWS, whatever its
+/// `x5c`, costs at most one path validation and evicts nothing. What is cached
+/// is the path alone, which does not depend on time: validity at the JWS's
 /// `signedDate` is checked on every call against the chain's `validity`, so a
 /// cached pair answers exactly as a fresh validation would. (Only if several
 /// configured roots could anchor the same pair, with different validity, could
 /// a fresh search find another one: the roots are the operator's few, and a
-/// JWS outside the cached window is validated afresh anyway.) Refusals are not
-/// cached: a forged chain costs its sender a path validation each time.
+/// JWS outside the cached window is validated afresh anyway.)
 ///
-/// Thread-safe; bounded, the chain used least recently going first. Apple signs with a few
-/// leaves at a time (production, sandbox), renewed every year or so.
+/// Thread-safe; bounded, the chain used least recently going first. Apple signs
+/// with a few leaves at a time (production, sandbox), renewed every year or so.
 final class VerifiedChainCache: Sendable {
-    private let chains: Mutex<LRUCache<HeaderKey, VerifiedChain>>
+    private let chains: Mutex<LRUCache<ChainKey, VerifiedChain>>
 
     init(capacity: Int) {
         self.chains = Mutex(LRUCache(capacity: max(1, capacity)))
     }
 
-    subscript(header: ArraySlice<UInt8>) -> VerifiedChain? {
-        let key = HeaderKey(header)
-        return chains.withLock { $0.value(for: key) }
+    subscript(key: ChainKey) -> VerifiedChain? {
+        chains.withLock { $0.value(for: key) }
     }
 
-    func insert(_ chain: VerifiedChain, for header: ArraySlice<UInt8>) {
-        let key = HeaderKey(header)
+    func insert(_ chain: VerifiedChain, for key: ChainKey) {
         chains.withLock { _ = $0.insert(chain, for: key) }
     }
 
@@ -52,21 +55,25 @@ final class VerifiedChainCache: Sendable {
     }
 }
 
-/// A JWS header's bytes as a cache key, hashed and compared as raw memory.
+/// A leaf's and an intermediate's DER as a cache key, hashed and compared as
+/// raw memory.
 ///
-/// `[UInt8]` and `ArraySlice<UInt8>` keys hash and compare element by element
-/// through generic code when the cache (`LRUCache`, another module) is not
-/// specialised for them: with a 3 KB header that was a third of iap-fcgi's
-/// CPU in the bench's case s2 (perf, 2026-11-24), and it was paid under the
-/// cache's lock. The key is hashed once, outside the lock; a lookup copies the
-/// header once (a memcpy of 3 KB).
-struct HeaderKey: Hashable, Sendable {
+/// `[UInt8]` keys hash and compare element by element through generic code
+/// when the cache (`LRUCache`, another module) is not specialised for them:
+/// with 3 KB keys that was a third of iap-fcgi's CPU in the bench's case s2
+/// (perf, 2026-11-24), and it was paid under the cache's lock. The key is
+/// hashed once, outside the lock. The leaf's length is part of the key, so two
+/// pairs whose bytes run together alike are still two keys.
+struct ChainKey: Hashable, Sendable {
     private let bytes: [UInt8]
+    private let leafLength: Int
     private let digest: Int
 
-    init(_ header: ArraySlice<UInt8>) {
-        bytes = Array(header)
+    init(leaf: [UInt8], intermediate: [UInt8]) {
+        bytes = leaf + intermediate
+        leafLength = leaf.count
         var hasher = Hasher()
+        hasher.combine(leafLength)
         bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
         digest = hasher.finalize()
     }
@@ -75,8 +82,9 @@ struct HeaderKey: Hashable, Sendable {
         hasher.combine(digest)
     }
 
-    static func == (left: HeaderKey, right: HeaderKey) -> Bool {
-        guard left.digest == right.digest, left.bytes.count == right.bytes.count else { return false }
+    static func == (left: ChainKey, right: ChainKey) -> Bool {
+        guard left.digest == right.digest, left.leafLength == right.leafLength, left.bytes.count == right.bytes.count
+        else { return false }
         guard !left.bytes.isEmpty else { return true }
         return left.bytes.withUnsafeBytes { leftBytes in
             right.bytes.withUnsafeBytes { rightBytes in

@@ -158,13 +158,111 @@ final class SignedDataVerifierTests: XCTestCase {
         XCTAssertEqual(verifier.cachedChainCount, 1, "refusals are not cached")
     }
 
-    func testTheCacheIsBounded() throws {
-        let verifier = SignedDataVerifier(
-            roots: try TrustedRoots(pem: Fixtures.testRootPEM + "\n" + Fixtures.untrustedRootPEM), cacheCapacity: 1)
+    // Issue 23, item 3: only a chain whose leaf signed the JWS is cached, under its certificates' DER.
+
+    func testForgedJWSNeitherEvictAGoodChainNorCostMoreThanOneValidation() throws {
+        let capacity = 4
+        let verifier = SignedDataVerifier(roots: try TrustedRoots(pem: Fixtures.testRootPEM), cacheCapacity: capacity)
+        let good = Array(Fixtures.jws("good").utf8)
+        _ = try verifier.verifyTransaction(good)
+        XCTAssertEqual(verifier.pathValidationCount, 1)
+        // Good's certificates under headers never seen: one ECDSA check each, no path validation.
+        for jws in Self.headersNamingGoodsChain(3 * capacity) {
+            assertRefused(jws, .badSignature, by: verifier)
+        }
+        XCTAssertEqual(verifier.pathValidationCount, 1, "a known chain is not validated again, whatever the header's bytes")
+        // Other chains: at most one path validation each.
+        let others = Self.withHeaderMember(Fixtures.jws("untrusted"), count: 2 * capacity)
+            + Self.withHeaderMember(Fixtures.jws("expired-leaf"), count: capacity) + [Self.randomLeaf(of: Fixtures.jws("good"))]
+        for jws in others {
+            let before = verifier.pathValidationCount
+            XCTAssertThrowsError(try verifier.verifyTransaction(Array(jws.utf8)))
+            XCTAssertLessThanOrEqual(verifier.pathValidationCount - before, 1)
+        }
+        XCTAssertEqual(verifier.cachedChainCount, 1, "nothing refused was cached")
+        let before = verifier.pathValidationCount
+        _ = try verifier.verifyTransaction(good)
+        XCTAssertEqual(verifier.pathValidationCount, before, "good's chain is still cached")
+    }
+
+    func testAValidChainWithABadSignatureLeavesNoEntry() throws {
+        let verifier = verifier()
+        assertRefused(Fixtures.jws("forged"), .badSignature, by: verifier)  // good's chain, another key's signature
+        XCTAssertEqual(verifier.cachedChainCount, 0)
+        XCTAssertNil(verifier.latestLeafLifetime, "a chain that signed nothing is not Apple's current leaf")
+        assertRefused(Fixtures.jws("forged"), .badSignature, by: verifier)
+        XCTAssertEqual(verifier.pathValidationCount, 2, "validated again: still not cached")
         _ = try verifier.verifyTransaction(Array(Fixtures.jws("good").utf8))
-        _ = try verifier.verifyTransaction(Array(Fixtures.jws("untrusted").utf8))
+        XCTAssertEqual(verifier.pathValidationCount, 3)
         XCTAssertEqual(verifier.cachedChainCount, 1)
-        XCTAssertNoThrow(try verifier.verifyTransaction(Array(Fixtures.jws("good").utf8)))
+        XCTAssertNotNil(verifier.latestLeafLifetime)
+        // Expired at signedDate: the signature was never checked, so nothing is cached either.
+        let expiredOnly = self.verifier()
+        assertRefused(Fixtures.jws("expired-leaf"), .expiredAtSignedDate, by: expiredOnly)
+        XCTAssertEqual(expiredOnly.cachedChainCount, 0)
+    }
+
+    func testHeadersOfOtherBytesNamingTheSameCertificatesShareAnEntry() throws {
+        let verifier = verifier()
+        let good = try verifier.verifyTransaction(Array(Fixtures.jws("good").utf8))
+        // The same payload and leaf, under `{"x5c": [...], "alg": ...}` with spaces and newlines.
+        let respaced = Fixtures.jws("good-respaced")
+        XCTAssertNotEqual(Fixtures.parts(respaced)[0], Fixtures.parts(Fixtures.jws("good"))[0])
+        XCTAssertEqual(try verifier.verifyTransaction(Array(respaced.utf8)).transactionID, good.transactionID)
+        XCTAssertEqual(verifier.cachedChainCount, 1)
+        XCTAssertEqual(verifier.pathValidationCount, 1)
+    }
+
+    func testTheCacheIsBounded() throws {
+        let bothRoots = try TrustedRoots(pem: Fixtures.testRootPEM + "\n" + Fixtures.untrustedRootPEM)
+        let verifier = SignedDataVerifier(roots: bothRoots, cacheCapacity: 2)
+        for name in ["good", "good-respaced", "untrusted", "good"] {
+            _ = try verifier.verifyTransaction(Array(Fixtures.jws(name).utf8))
+            XCTAssertLessThanOrEqual(verifier.cachedChainCount, 2)
+        }
+        XCTAssertEqual(verifier.cachedChainCount, 2)
+        XCTAssertEqual(verifier.pathValidationCount, 2, "two chains, each validated once")
+        for jws in Self.headersNamingGoodsChain(10) + Self.withHeaderMember(Fixtures.jws("untrusted"), count: 10) {
+            XCTAssertThrowsError(try verifier.verifyTransaction(Array(jws.utf8)))
+            XCTAssertEqual(verifier.cachedChainCount, 2)
+        }
+        // Full: a third chain pushes out the one used least recently.
+        let one = SignedDataVerifier(roots: bothRoots, cacheCapacity: 1)
+        for name in ["good", "untrusted", "good"] {
+            _ = try one.verifyTransaction(Array(Fixtures.jws(name).utf8))
+            XCTAssertEqual(one.cachedChainCount, 1)
+        }
+        XCTAssertEqual(one.pathValidationCount, 3)
+    }
+
+    /// `good` under `count` headers of other bytes naming its leaf and intermediate, as an attacker
+    /// would send them to push the chain out of a cache keyed on the header: `x5c`'s root slot
+    /// (which plays no part) holding other bytes, or a member added; good's signature, which no
+    /// longer matches.
+    private static func headersNamingGoodsChain(_ count: Int) -> [String] {
+        let good = Fixtures.jws("good")
+        let x5c = Fixtures.header(good)["x5c"]!.arrayValue!
+        return (0..<count).map { index in
+            guard index.isMultiple(of: 2) else { return withHeaderMember(good, count: index + 1).last! }
+            let junk = Data((0..<48).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ index) }).base64EncodedString()
+            return Fixtures.settingHeader("x5c", to: .array([x5c[0], x5c[1], .string(junk)]), in: good)
+        }
+    }
+
+    /// `jws` with a header member `kid` added, `count` values.
+    private static func withHeaderMember(_ jws: String, count: Int) -> [String] {
+        (0..<count).map { index in
+            var header = Fixtures.header(jws)
+            header.members.append((key: "kid", value: .string("k\(index)")))
+            return Fixtures.replacingHeader(of: jws, with: header)
+        }
+    }
+
+    /// `jws` with bytes that are no certificate as its leaf.
+    private static func randomLeaf(of jws: String) -> String {
+        let x5c = Fixtures.header(jws)["x5c"]!.arrayValue!
+        let junk = Data((0..<700).map { UInt8(truncatingIfNeeded: $0 &* 13) }).base64EncodedString()
+        return Fixtures.settingHeader("x5c", to: .array([.string(junk), x5c[1], x5c[2]]), in: jws)
     }
 
     func testVerifiesFromSeveralThreadsAtOnce() {
