@@ -14,30 +14,40 @@ import Synchronization
 ///
 /// Pure CPU work, safe to call from several threads at once; path validations
 /// are cached (`VerifiedChainCache`) by the leaf's and intermediate's DER once
-/// a JWS they name has verified, signature included, so a JWS from a known leaf
-/// costs its header's decoding and one ECDSA verification, and a refused one
-/// leaves nothing behind.
+/// a JWS they name has verified, signature included, and by that JWS's header
+/// as sent: a JWS from a known leaf costs one ECDSA verification (and its
+/// header's decoding when written otherwise), and a refused one leaves nothing
+/// behind.
 public final class SignedDataVerifier: Sendable {
     private let roots: CertificateStore
     private let chains: VerifiedChainCache
+    private let chainsByHeader: VerifiedChainCache
     private let latestLeaf = Mutex<CertificateLifetime?>(nil)
     private let pathValidations = Atomic<Int>(0)
 
-    /// - Parameter cacheCapacity: verified (leaf, intermediate) pairs kept.
+    /// - Parameter cacheCapacity: verified (leaf, intermediate) pairs kept, and
+    ///   as many headers that named one.
     public init(roots: TrustedRoots = .apple, cacheCapacity: Int = 64) {
         self.roots = CertificateStore(roots.certificates)
         self.chains = VerifiedChainCache(capacity: cacheCapacity)
+        self.chainsByHeader = VerifiedChainCache(capacity: cacheCapacity)
     }
 
     /// The verified payload, as Apple wrote it and parsed.
     public func verify(_ jws: [UInt8]) throws(SignedDataError) -> (payload: [UInt8], json: JSONObject) {
         let parts = try CompactJWS(jws)
-        let chainDER = try parts.certificateChainDER()
         guard let json = (try? JSONParser.parse(parts.payload))?.objectValue else {
             throw SignedDataError.invalidPayload
         }
         let signedDate = try PayloadFields(json).requiredInteger("signedDate")
-        let key = ChainKey(leaf: chainDER[0], intermediate: chainDER[1])
+        // The same header bytes as a JWS that verified: the same `alg` and certificates.
+        let headerKey = ChainKey.header(parts.encodedHeader)
+        if let chain = chainsByHeader[headerKey] {
+            try check(parts, signedDate: signedDate, against: chain)
+            return (parts.payload, json)
+        }
+        let chainDER = try parts.certificateChainDER()
+        let key = ChainKey.certificates(leaf: chainDER[0], intermediate: chainDER[1])
         let known = chains[key]
         let chain: VerifiedChain
         if let known {
@@ -45,16 +55,22 @@ public final class SignedDataVerifier: Sendable {
         } else {
             chain = try verifiedChain(leafDER: chainDER[0], intermediateDER: chainDER[1])
         }
+        try check(parts, signedDate: signedDate, against: chain)
+        // Only now: the leaf's key signed this JWS, so the chain is one a trusted leaf signs with.
+        if known == nil {
+            chains.insert(chain, for: key)
+            latestLeaf.withLock { $0 = chain.leafLifetime }
+        }
+        chainsByHeader.insert(chain, for: headerKey)
+        return (parts.payload, json)
+    }
+
+    /// Every certificate of `chain` valid at `signedDate`, and the leaf's signature on the JWS.
+    private func check(_ parts: CompactJWS, signedDate: Int64, against chain: VerifiedChain) throws(SignedDataError) {
         guard chain.validity.contains(signedDate) else { throw SignedDataError.expiredAtSignedDate }
         guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: parts.signature),
               chain.leafKey.isValidSignature(signature, for: parts.signingInput)
         else { throw SignedDataError.badSignature }
-        if known == nil {
-            // Only now: the leaf's key signed this JWS, so the chain is one a trusted leaf signs with.
-            chains.insert(chain, for: key)
-            latestLeaf.withLock { $0 = chain.leafLifetime }
-        }
-        return (parts.payload, json)
     }
 
     /// A StoreKit 2 transaction, verified and decoded.

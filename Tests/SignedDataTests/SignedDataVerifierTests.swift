@@ -185,6 +185,23 @@ final class SignedDataVerifierTests: XCTestCase {
         XCTAssertEqual(verifier.pathValidationCount, before, "good's chain is still cached")
     }
 
+    func testAHeaderSeenBeforeStillHasItsJWSSignatureChecked() throws {
+        // The header's exact bytes are cached once a JWS under them verified; a payload changed
+        // under the same header is refused by its signature, with no path validation and no entry.
+        let verifier = verifier()
+        let good = Fixtures.jws("good")
+        _ = try verifier.verifyTransaction(Array(good.utf8))
+        let payload = String(decoding: Fixtures.payload(good), as: UTF8.self)
+            .replacingOccurrences(of: "\"quantity\":1", with: "\"quantity\":100")
+        XCTAssertNotEqual(Array(payload.utf8), Fixtures.payload(good), "the payload was changed")
+        for _ in 0..<3 {
+            assertRefused(Fixtures.replacingPayload(of: good, with: Array(payload.utf8)), .badSignature, by: verifier)
+        }
+        XCTAssertEqual(verifier.pathValidationCount, 1)
+        XCTAssertEqual(verifier.cachedChainCount, 1)
+        _ = try verifier.verifyTransaction(Array(good.utf8))
+    }
+
     func testAValidChainWithABadSignatureLeavesNoEntry() throws {
         let verifier = verifier()
         assertRefused(Fixtures.jws("forged"), .badSignature, by: verifier)  // good's chain, another key's signature
