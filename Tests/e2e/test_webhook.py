@@ -500,7 +500,7 @@ def test_pull_mode_consumes_an_event_exactly_once(api, db, receipts):
 @pytest.mark.parametrize("variables, named", [
     ({"IAP_WEBHOOK_URL": "https://127.0.0.1:1/iap/events"}, "IAP_WEBHOOK_SECRET"),
     ({"IAP_WEBHOOK_URL": "https://127.0.0.1:1/iap/events", "IAP_WEBHOOK_SECRET": "too-short-42"}, "IAP_WEBHOOK_SECRET"),
-    ({"IAP_WEBHOOK_URL": "http://127.0.0.1:1/iap/events", "IAP_WEBHOOK_SECRET": SECRET}, "IAP_WEBHOOK_URL"),
+    ({"IAP_WEBHOOK_URL": "http://192.0.2.1:1/iap/events", "IAP_WEBHOOK_SECRET": SECRET}, "IAP_WEBHOOK_URL"),
     ({"IAP_WEBHOOK_SECRET": SECRET}, "IAP_WEBHOOK_URL"),
 ])
 def test_a_webhook_misconfigured_stops_the_start_naming_the_variable(tmp_path, variables, named):
