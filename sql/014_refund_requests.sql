@@ -42,6 +42,8 @@ CREATE TABLE consumption_requests (
   environment             VARCHAR(16) CHARACTER SET ascii NOT NULL COMMENT 'Production or Sandbox: where the answer goes',
   user_id                 VARCHAR(64) NULL COMMENT 'User the transaction was delivered to; NULL: never delivered here',
   product_id              VARCHAR(128) NOT NULL COMMENT 'Apple product id',
+  product_type            VARCHAR(32) CHARACTER SET ascii NULL
+    COMMENT 'Apple type of the transaction: Consumable, Non-Consumable, Auto-Renewable Subscription, Non-Renewing Subscription (no consumption is sent for auto-renewable ones)',
   reason                  VARCHAR(32) CHARACTER SET ascii NULL
     COMMENT 'Apple consumptionRequestReason: UNINTENDED_PURCHASE, FULFILLMENT_ISSUE, UNSATISFIED_WITH_PURCHASE, LEGAL, OTHER; NULL when Apple gave none',
   requested_at            DATETIME(3) NOT NULL COMMENT 'UTC, the notification''s signedDate',
