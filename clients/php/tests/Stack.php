@@ -4,6 +4,7 @@ declare(strict_types=1);
 
 namespace IapFcgi\Tests;
 
+use IapFcgi\Event;
 use PDO;
 
 /**
@@ -88,5 +89,46 @@ final class Stack
             }
             usleep(50_000);
         }
+    }
+
+    /** The events of a user, oldest first, as EventConsumer would read them. @return list<Event> */
+    public static function eventsOf(PDO $pdo, string $userId): array
+    {
+        $read = $pdo->prepare(<<<'SQL'
+            SELECT event_id, type, occurred_at, environment, transaction_id, original_transaction_id, order_id, user_id,
+                   product_id, quantity, NULL AS revocation_reason, NULL AS revocation_type, NULL AS revocation_percentage,
+                   NULL AS refund_reason, NULL AS refund_deadline_at
+            FROM events WHERE user_id = ? ORDER BY event_id
+            SQL);
+        $read->execute([$userId]);
+        return array_map([Event::class, 'fromRow'], $read->fetchAll(PDO::FETCH_ASSOC));
+    }
+
+    /**
+     * `php -S` on a free loopback port serving `router`, with `env` added to its environment; returns
+     * the process and its base URL once it accepts connections.
+     *
+     * @param array<string, string> $env
+     * @return array{resource, string}
+     */
+    public static function startPhpServer(string $router, array $env = []): array
+    {
+        $probe = stream_socket_server('tcp://127.0.0.1:0');
+        $port = (int) substr(strrchr(stream_socket_get_name($probe, false), ':'), 1);
+        fclose($probe);
+        $process = proc_open(['php', '-S', "127.0.0.1:$port", $router], [1 => ['file', '/dev/null', 'w'], 2 => ['file', '/dev/null', 'w']],
+            $pipes, null, $env + getenv());
+        self::waitUntil(static function () use ($port): bool {
+            $connection = @stream_socket_client("tcp://127.0.0.1:$port", timeout: 1);
+            return $connection !== false && fclose($connection);
+        }, 30, "php -S on port $port");
+        return [$process, "http://127.0.0.1:$port"];
+    }
+
+    /** @param resource $process */
+    public static function stopPhpServer($process): void
+    {
+        proc_terminate($process);
+        proc_close($process);
     }
 }
