@@ -1,0 +1,126 @@
+<?php
+
+declare(strict_types=1);
+
+namespace IapFcgi;
+
+/**
+ * One `events` row: from the webhook's body (push) or read from the table (pull). `eventId` is the
+ * game's idempotency key. Times are ISO 8601 UTC (`2026-11-28T08:00:00Z`).
+ */
+final class Event
+{
+    public function __construct(
+        public readonly int $eventId,
+        public readonly EventType $type,
+        public readonly string $occurredAt,
+        /** `Production` or `Sandbox`. */
+        public readonly string $environment,
+        public readonly string $transactionId,
+        public readonly string $originalTransactionId,
+        public readonly string $orderId,
+        public readonly string $userId,
+        public readonly string $productId,
+        public readonly int $quantity,
+        /** Apple's revocationReason (0, 1) of a refunded transaction; else null. */
+        public readonly ?int $revocationReason = null,
+        /** Apple's revocationType (REFUND_FULL, REFUND_PRORATED, FAMILY_REVOKE); else null. */
+        public readonly ?string $revocationType = null,
+        /** Share refunded, in milliunits (40000: 40 %); null: all of it, or not refunded. */
+        public readonly ?int $revocationPercentage = null,
+        /** Only for `refund_requested`. */
+        public readonly ?RefundRequest $refundRequest = null,
+    ) {
+    }
+
+    /**
+     * The event of a webhook body (already JSON-decoded into arrays).
+     *
+     * @param array<mixed> $body
+     * @throws \UnexpectedValueException naming the member that is missing or of the wrong type
+     */
+    public static function fromWebhookBody(array $body): self
+    {
+        $transaction = self::member($body, 'transaction', 'array');
+        $order = self::member($body, 'order', 'array');
+        $refundRequest = $body['refund_request'] ?? null;
+        return new self(
+            eventId: self::member($body, 'event_id', 'int'),
+            type: self::type(self::member($body, 'type', 'string')),
+            occurredAt: self::member($body, 'occurred_at', 'string'),
+            environment: self::member($body, 'environment', 'string'),
+            transactionId: self::member($transaction, 'transaction_id', 'string'),
+            originalTransactionId: self::member($transaction, 'original_transaction_id', 'string'),
+            orderId: self::member($order, 'order_id', 'string'),
+            userId: self::member($order, 'user_id', 'string'),
+            productId: self::member($transaction, 'product_id', 'string'),
+            quantity: self::member($transaction, 'quantity', 'int'),
+            revocationReason: self::member($transaction, 'revocation_reason', 'int', optional: true),
+            revocationType: self::member($transaction, 'revocation_type', 'string', optional: true),
+            revocationPercentage: self::member($transaction, 'revocation_percentage', 'int', optional: true),
+            refundRequest: is_array($refundRequest) ? new RefundRequest(
+                self::member($refundRequest, 'reason', 'string', optional: true),
+                self::member($refundRequest, 'deadline_at', 'string'),
+            ) : null,
+        );
+    }
+
+    /**
+     * The event of a row of EventConsumer's query (`events` with its transaction's revocation and its
+     * refund request).
+     *
+     * @param array<string, mixed> $row
+     */
+    public static function fromRow(array $row): self
+    {
+        $optionalInt = static fn (mixed $value): ?int => $value === null ? null : (int) $value;
+        return new self(
+            eventId: (int) $row['event_id'],
+            type: self::type((string) $row['type']),
+            occurredAt: (string) $row['occurred_at'],
+            environment: (string) $row['environment'],
+            transactionId: (string) $row['transaction_id'],
+            originalTransactionId: (string) $row['original_transaction_id'],
+            orderId: (string) $row['order_id'],
+            userId: (string) $row['user_id'],
+            productId: (string) $row['product_id'],
+            quantity: (int) $row['quantity'],
+            revocationReason: $optionalInt($row['revocation_reason']),
+            revocationType: $row['revocation_type'] === null ? null : (string) $row['revocation_type'],
+            revocationPercentage: $optionalInt($row['revocation_percentage']),
+            refundRequest: $row['refund_deadline_at'] === null ? null : new RefundRequest(
+                $row['refund_reason'] === null ? null : (string) $row['refund_reason'],
+                (string) $row['refund_deadline_at'],
+            ),
+        );
+    }
+
+    private static function type(string $value): EventType
+    {
+        return EventType::tryFrom($value)
+            ?? throw new \UnexpectedValueException("unknown event type \"$value\": this library is older than the service");
+    }
+
+    /**
+     * @param array<mixed> $document
+     * @param 'int'|'string'|'array' $type
+     */
+    private static function member(array $document, string $name, string $type, bool $optional = false): mixed
+    {
+        $value = $document[$name] ?? null;
+        if ($value === null && $optional) {
+            return null;
+        }
+        $matches = match ($type) {
+            'int' => is_int($value),
+            'string' => is_string($value),
+            'array' => is_array($value),
+        };
+        if (!$matches) {
+            throw new \UnexpectedValueException(
+                $value === null ? "\"$name\" is missing" : "\"$name\" is not of type $type",
+            );
+        }
+        return $value;
+    }
+}
