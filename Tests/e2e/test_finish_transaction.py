@@ -13,6 +13,7 @@ from support import PAY_6, assert_verify_answer, new_transaction_id, new_user_id
 from test_notification_sync import UNREACHABLE, attempted, simulator_send, synced
 from test_operations_metrics import delta, scrape
 from test_server_api import register_order, register_transaction, run_iapctl
+from test_transaction_id_verify import OwnService
 
 # Apple's backoff starts at 1 s and doubles: a few retries fit well within this on a loaded machine.
 DEADLINE_S = 60
@@ -183,3 +184,23 @@ def test_the_same_notification_twice_finishes_once(api, db, simulator):
     assert once_more.status_code == 200, once_more.text
     assert outbox_row(db, tid) is None, "nothing owed again"
     assert [c["status"] for c in finish_calls(simulator, tid)].count(200) == 1
+
+
+def test_two_instances_on_one_database_finish_each_transaction_once(api, db, simulator, tmp_path):
+    """A second iap-fcgi (its own worker) on the stack's database: both lease the same outbox. Apple
+    fails until every row was tried at least once, so that both workers keep meeting the same due rows."""
+    second = OwnService(tmp_path)
+    try:
+        finish_fault(simulator, fault=500, fail_next=0)
+        tids = [deliver_by_notification(api, db)[0]["transactionId"] for _ in range(12)]
+        wait_until(lambda: all((outbox_row(db, tid) or {}).get("attempts", 0) >= 1 for tid in tids), DEADLINE_S,
+                   "every finish failed once")
+        finish_fault(simulator, fault=None)
+        for tid in tids:
+            wait_finished(db, tid)
+    finally:
+        second.stop()
+    for tid in tids:
+        statuses = [c["status"] for c in finish_calls(simulator, tid)]
+        assert statuses.count(200) == 1 and set(statuses) == {500, 200}, (tid, statuses)
+    assert "finish: finishing at Apple" in second.log_path.read_text()
