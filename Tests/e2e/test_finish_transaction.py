@@ -11,7 +11,7 @@ import requests
 from notification_support import post, purchase, send, signed, verify_jws
 from support import PAY_6, assert_verify_answer, new_transaction_id, new_user_id, wait_until
 from test_notification_sync import UNREACHABLE, attempted, simulator_send, synced
-from test_operations_metrics import delta, scrape
+from test_operations_metrics import delta, scrape, value
 from test_server_api import register_order, register_transaction, run_iapctl
 from test_transaction_id_verify import OwnService
 
@@ -82,6 +82,8 @@ def test_apple_failing_is_retried_with_backoff_until_a_2xx(api, db, simulator):
     assert failed["last_error"] == "HTTP 500, errorCode 5000000", failed
     assert failed["next_attempt_at"] > failed["created_at"], "the retry waits its backoff"
     assert db.transaction(tid)["finished_at"] is None
+    wait_until(lambda: value(scrape(), "iap_transaction_finishes_pending") >= 1, DEADLINE_S,
+               "iap_transaction_finishes_pending counts the row owed")
     finish_fault(simulator, fault=None)
 
     wait_finished(db, tid)
