@@ -12,6 +12,8 @@
                             the App Store Server API, its JWT checked (server_api.py)
   POST https://127.0.0.1:PRODUCTION|SANDBOX/inApps/v1/notifications/history: Get Notification History
                             of the notifications sent (notifications.py)
+  POST https://127.0.0.1:PRODUCTION|SANDBOX/inApps/v1/transactions/{id}/finish: Finish Transaction, each
+                            call recorded (finish_api.py: GET /finish/calls, POST /finish/control)
 
 Control keys:
   latency_ms       each answer leaves this long after its request arrived (requests do not queue)
@@ -58,6 +60,7 @@ import h2.exceptions
 import h2.settings
 from h2.errors import ErrorCodes
 
+import finish_api
 import notifications
 import receipts
 import server_api
@@ -872,6 +875,11 @@ class AppleSite:
         self.simulator.stats.closed(connection.protocol)
 
     def handle(self, exchange, request):
+        if finish_api.is_finish(request.path):  # before the Server API's own /inApps/v1/transactions/ prefix
+            sim = self.simulator
+            status, body, headers = sim.finishes.answer(self.environment, request, sim.server_api.tokens)
+            exchange.send(status, body, request.keep_alive, headers)
+            return
         if server_api.is_server_api(request.path):
             self._server_api(exchange, request)
             return
@@ -986,6 +994,8 @@ class ControlSite:
                     return 200, register(added)
                 except ValueError as error:
                     return 400, {"error": str(error)}
+        elif path.startswith(finish_api.CONTROL_PREFIX):
+            return sim.finishes.control(method, path, request.body)
         elif path.startswith(notifications.CONTROL_PREFIX):
             return sim.notifications.control(method, path, request.body)
         elif path == "/latest_receipt_info":
@@ -1028,6 +1038,7 @@ class Simulator:
         self.settings = self._initial_settings()
         self.server_api = self._new_server_api()
         self.notifications = notifications.Notifications(args.certs)
+        self.finishes = finish_api.Finishes()
         self.connections = set()
         # (tls, http2) -> the context of a new connection: its certificate and the ALPN protocols offered.
         self.contexts = {(tls, http2): self._tls_context("server" if tls == "trusted" else "untrusted", http2)
@@ -1057,6 +1068,7 @@ class Simulator:
         self.server_api = self._new_server_api()
         self.notifications.stop()
         self.notifications = notifications.Notifications(self.args.certs)
+        self.finishes = finish_api.Finishes()
 
     def _tls_context(self, name, http2):
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)

@@ -163,11 +163,7 @@ final class AppStoreServerClient: Sendable {
     ) -> Bool {
         let conversation = ServerAPIConversation(
             path: path, body: body, sandboxFallback: sandboxFallback, firstEnvironment: firstEnvironment, api: api,
-            caFile: caFile, policy: policy,
-            authorization: { [tokens] in
-                "Authorization: Bearer " + tokens.withLock { $0.token(atSeconds: Clock.wallMilliseconds() / 1000) }
-            },
-            deadline: deadline
+            caFile: caFile, policy: policy, authorization: authorization, deadline: deadline
         ) { [self] verdict in
             switch verdict {
             case .answered(let body, _):
@@ -182,6 +178,30 @@ final class AppStoreServerClient: Sendable {
             }
         }
         return apple.submit(conversation)
+    }
+
+    /// Finish Transaction (`FinishConversation`): one call to `environment`, whose outcome
+    /// `completion` gets (on the client's thread; it must not block). False when too many calls
+    /// wait their turn (`completion` never runs).
+    func finishTransaction(
+        _ transactionID: String, environment: AppleEnvironment, timeoutMs: Int, deadline: Deadline,
+        completion: @escaping FinishConversation.Completion
+    ) -> Bool {
+        apple.submit(
+            FinishConversation(
+                transactionID: transactionID, environment: environment, api: api, caFile: caFile, timeoutMs: timeoutMs,
+                deadline: deadline, authorization: authorization
+            ) { [self] outcome in
+                if case .answered(401, _, _) = outcome { logUnauthorizedOnce() }
+                completion(outcome)
+            })
+    }
+
+    /// The `Authorization` header line of a call starting now: the cached JWT, renewed before it expires.
+    private var authorization: @Sendable () -> String {
+        { [tokens] in
+            "Authorization: Bearer " + tokens.withLock { $0.token(atSeconds: Clock.wallMilliseconds() / 1000) }
+        }
     }
 
     /// A 401 is the operator's to fix, and every call would repeat it: said once.

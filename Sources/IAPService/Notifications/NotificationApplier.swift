@@ -91,6 +91,9 @@ struct NotificationApplier {
             } else {
                 try rows.markDelivered(transaction.transactionID, orderID: orderID, userID: userID, signedDate: signedDate, at: now)
             }
+            // No app is in the loop to finish it: the service does (`TransactionFinisher`).
+            try FinishOutbox(connection: connection).enqueue(
+                transaction.transactionID, signedEnvironment: transaction.environment, at: now)
             return [EventStore.NewEvent(.delivered, apple, orderID: orderID, userID: userID, environment: environment)]
         case .holdUnclaimed:
             if row == nil {

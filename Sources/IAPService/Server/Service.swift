@@ -17,6 +17,8 @@ public final class Service: Sendable {
     let appStoreServer: AppStoreServerClient?
     /// Pushes `events` to `IAP_WEBHOOK_URL` on a thread of its own; nil without it.
     private let webhook: WebhookDispatcher?
+    /// Finishes at Apple what was delivered with no client, on a thread of its own; nil without `appStoreServer`.
+    private let finisher: TransactionFinisher?
     private let inflight = InflightCounter()
     private let signals: ShutdownSignals
     private let descriptorLimit: UInt64
@@ -76,6 +78,9 @@ public final class Service: Sendable {
         appStoreServer = appStoreSigner.map {
             AppStoreServerClient(configuration: configuration, signer: $0, apple: apple, verifier: signedData)
         }
+        finisher = appStoreServer.map {
+            TransactionFinisher(client: $0, database: database, callTimeoutMs: configuration.appleTimeoutMs)
+        }
         let verification = Verification(
             bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy, settings: settings,
             queueLimit: configuration.verifyQueueLimit)
@@ -127,6 +132,7 @@ public final class Service: Sendable {
     public func run() {
         apple.start()
         webhook?.start()
+        finisher?.start()
         let database = Database(configuration: configuration.database)
         let acceptThreads = (0..<configuration.acceptThreads).map { _ in
             startThread(named: "accept") { [self] in
@@ -139,6 +145,7 @@ public final class Service: Sendable {
         listener.stopAccepting()
         acceptThreads.forEach(joinThread)
         let drained = inflight.waitUntilIdle(seconds: Self.shutdownGraceSeconds)
+        finisher?.stop()  // before Apple's client: its calls end first
         apple.stop()
         webhook?.stop()
         Log.event(drained ? "stopped" : "stopped with \(inflight.current) requests unanswered")

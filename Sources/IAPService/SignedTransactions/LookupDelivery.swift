@@ -104,7 +104,12 @@ public struct LookupDelivery {
         case .answer(let early):
             answer = early
         case .deliver(let deliveryInput):
-            answer = delivery.deliverAlone(input, delivery: deliveryInput, connection: connection)
+            answer = delivery.deliverAlone(input, delivery: deliveryInput, connection: connection) { answers in
+                // No app is in the loop to finish it: the service does (`TransactionFinisher`).
+                guard answers.contains(where: { $0.state == .delivered }) else { return }
+                try FinishOutbox(connection: connection).enqueue(
+                    signed.transactionID, signedEnvironment: signed.environment, at: .now())
+            }
         }
         switch answer.transactions.first?.state {
         case .delivered: return .delivered

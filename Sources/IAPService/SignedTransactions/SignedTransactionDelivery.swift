@@ -73,13 +73,19 @@ struct SignedTransactionDelivery: Sendable {
 
     /// Delivers one admitted transaction in a database transaction of its own
     /// (any case: a refund, a transaction or an order another request holds).
-    func deliverAlone(_ input: Input, delivery: Delivery.Input, connection: MariaDBConnection) -> VerifyAnswer {
+    /// `andThen` runs in that database transaction with what the delivery did
+    /// (`iapctl lookup --deliver` owes Apple a Finish Transaction for it).
+    func deliverAlone(
+        _ input: Input, delivery: Delivery.Input, connection: MariaDBConnection,
+        andThen: ([TransactionAnswer]) throws -> Void = { _ in }
+    ) -> VerifyAnswer {
         do {
             let answers = try connection.transactionRetryingDeadlocks(attempts: Verification.attempts) {
                 let answers = try Delivery(connection: connection).deliverInTransaction(delivery)
                 if input.transaction.revocationDate != nil {
                     try SignedTransactionAudit(connection: connection).recordRevocation(of: input.transaction)
                 }
+                try andThen(answers)
                 return answers
             }
             return answer(input, delivered: answers)

@@ -1,0 +1,94 @@
+import IAPCore
+import MariaDB
+
+/// The finish worker's statements on `transaction_finishes` (the outbox `FinishOutbox` writes). As
+/// for the webhook's `events`, the state lives in the table: a worker that claims a row sets its
+/// `lease_expires_at`, so that no other (another iap-fcgi on the same database) calls Apple for it
+/// before the lease ends, and records the result only while the row still holds that lease. A lease
+/// that ends without a result (the process died) makes the row claimable again.
+struct FinishStore {
+    let connection: MariaDBConnection
+
+    /// A row this worker holds the lease of.
+    struct Claimed: Sendable {
+        let transactionID: String
+        let environment: AppleEnvironment
+        /// Calls made before this one that got no 2xx.
+        let attempts: Int
+        /// The lease as written.
+        let lease: String
+    }
+
+    /// Runs of a database transaction that lost to another, in all, before it is given up.
+    static let attempts = 3
+
+    /// Runs `body` in a READ COMMITTED database transaction (no gap locks: a delivery writing its row
+    /// never waits for a claim), run again whole when it lost to another, as the webhook's are.
+    func transaction<Result>(_ body: () throws -> Result) throws -> Result {
+        try connection.transactionRetryingDeadlocks(attempts: Self.attempts, readCommitted: true, body)
+    }
+
+    /// Leases up to `limit` rows that are due and not leased. Run it in `transaction`: `SKIP LOCKED`
+    /// makes workers claiming at the same moment take different rows, and the lease is committed
+    /// before any call starts.
+    func lease(upTo limit: Int, now: Timestamp, until lease: String) throws(MariaDBError) -> [Claimed] {
+        let claimed = try connection.execute(
+            """
+            SELECT transaction_id, environment, attempts FROM transaction_finishes FORCE INDEX (transaction_finishes_due)
+            WHERE next_attempt_at <= ? AND (lease_expires_at IS NULL OR lease_expires_at <= ?)
+            ORDER BY next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED
+            """,
+            [.text(now.sql), .text(now.sql), .integer(Int64(limit))]
+        ).rows.compactMap { row -> Claimed? in
+            guard let transactionID = row[0], let environment = row[1].flatMap(AppleEnvironment.init(rawValue:)),
+                  let attempts = row[2].flatMap({ Int($0) })
+            else { return nil }
+            return Claimed(transactionID: transactionID, environment: environment, attempts: attempts, lease: lease)
+        }
+        for chunk in RowChunks.padded(claimed.map(\.transactionID)) {
+            try connection.execute(
+                """
+                UPDATE transaction_finishes SET lease_expires_at = ?
+                WHERE transaction_id IN (\(SQLPlaceholders.list(chunk.count)))
+                """,
+                [.text(lease)] + chunk.map(SQLValue.text))
+        }
+        return claimed
+    }
+
+    /// Apple answered 2xx: `finished_at` set and the row gone. Run it in `transaction`. False when the
+    /// row no longer held the lease (it ended, and another worker took it: that one records its own
+    /// call); `finished_at` is set all the same, since Apple took this one.
+    func recordFinished(_ claimed: Claimed, at time: Timestamp) throws(MariaDBError) -> Bool {
+        try connection.execute(
+            "UPDATE transactions SET finished_at = ? WHERE transaction_id = ? AND finished_at IS NULL",
+            [.text(time.sql), .text(claimed.transactionID)])
+        return try connection.execute(
+            "DELETE FROM transaction_finishes WHERE transaction_id = ? AND lease_expires_at = ?",
+            [.text(claimed.transactionID), .text(claimed.lease)]
+        ).affectedRows == 1
+    }
+
+    /// No 2xx: the row waits until `nextAttemptMs` with `error`, its attempts counted when the call
+    /// was made. False as for `recordFinished`.
+    func recordFailure(
+        _ claimed: Claimed, error: String, nextAttemptMs: Int64, countsAttempt: Bool
+    ) throws(MariaDBError) -> Bool {
+        try connection.execute(
+            """
+            UPDATE transaction_finishes SET attempts = attempts + ?, last_error = ?, next_attempt_at = ?,
+              lease_expires_at = NULL
+            WHERE transaction_id = ? AND lease_expires_at = ?
+            """,
+            [
+                .integer(countsAttempt ? 1 : 0), .text(String(error.prefix(255))),
+                .text(AppleDate.sqlDateTime(ms: nextAttemptMs)), .text(claimed.transactionID), .text(claimed.lease),
+            ]
+        ).affectedRows == 1
+    }
+
+    /// The rows waiting, for `iap_transaction_finishes_pending`.
+    func pendingCount() throws(MariaDBError) -> Int {
+        try connection.execute("SELECT COUNT(*) FROM transaction_finishes").first?[0].flatMap { Int($0) } ?? 0
+    }
+}
