@@ -13,7 +13,8 @@ let swiftSettings: [SwiftSetting] = [
 /// the code it uses is there, the dynamic loader no longer reads 2 MiB of relocations, and no dynamic
 /// symbol table of the service's own 15,000 symbols is searched (static-stdlib-args.lnk exports them;
 /// nothing looks them up). The archives named here are those the static Foundation needs that the
-/// modules, compiled against the shared one, do not name.
+/// modules, compiled against the shared one, do not name. iapctl links the same way, so that the
+/// Debian package (scripts/package) needs no Swift library on the server.
 let iapFCGILinkerSettings: [LinkerSetting] = [
     .unsafeFlags([
         "-static-stdlib", "-use-ld=lld",
@@ -94,7 +95,8 @@ let package = Package(
                 "IAPCore", "IAPService", "MariaDB", "SignedData",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: swiftSettings,
+            linkerSettings: iapFCGILinkerSettings
         ),
 
         .testTarget(

@@ -4,6 +4,11 @@ import IAPService
 
 // iap-fcgi: reads its configuration from the environment, then serves FastCGI
 // until SIGTERM. A bad variable stops it at once with a message naming it.
+if let answer = CommandLineOptions.answer(to: Array(CommandLine.arguments.dropFirst())) {
+    let bytes = Array(answer.text.utf8)
+    _ = write(answer.status == 0 ? 1 : 2, bytes, bytes.count)
+    exit(answer.status)
+}
 do {
     let configuration = try ServiceConfiguration.fromEnvironment(ProcessEnvironment.variables())
     try Service(configuration: configuration).run()

@@ -1,4 +1,5 @@
 import ArgumentParser
+import IAPCore
 
 /// The operators' tool: schema migrations, the review switch, the sandbox
 /// users and the product catalog. It reads the same `IAP_DB_*` variables as
@@ -9,6 +10,7 @@ struct IAPCtl: ParsableCommand {
         commandName: "iapctl",
         abstract: "Administer an iap-fcgi database.",
         discussion: "Connects with IAP_DB_HOST, IAP_DB_PORT, IAP_DB_SOCKET, IAP_DB_USER, IAP_DB_PASSWORD, IAP_DB_NAME.",
+        version: "iapctl \(ServiceVersion.current)",
         subcommands: [
             Migrate.self, ReviewVersion.self, SandboxUsers.self, Products.self, RetryPending.self, Lookup.self,
             TransactionInfo.self, Notifications.self, Events.self, Prune.self, Status.self,
