@@ -19,9 +19,39 @@ final class WebhookEventTests: XCTestCase {
             #"{"event_id":42,"type":"refund_reversed","occurred_at":"2025-11-24T16:00:00Z","environment":"Production","#
                 + #""transaction":{"transaction_id":"1000000123","original_transaction_id":"1000000100","#
                 + #""product_id":"zydj.product.pay_6","quantity":2,"purchase_date":"2025-11-24T13:13:20Z","#
-                + #""state":"delivered"},"order":{"order_id":"3f2a8c1e-0000-4000-8000-000000000001","#
+                + #""state":"delivered","revocation_reason":null,"revocation_type":null,"revocation_percentage":null},"#
+                + #""order":{"order_id":"3f2a8c1e-0000-4000-8000-000000000001","#
                 + #""user_id":"u-\"1\"","product_id":"zydj.product.pay_6","price":"6.00","currency":"CNY","#
                 + #""status":"delivered"}}"#)
+    }
+
+    func testAPartialRefundCarriesApplesRevocation() throws {
+        var refund = event
+        refund.type = .refunded
+        refund.transaction.state = "refunded"
+        refund.transaction.revocationReason = 0
+        refund.transaction.revocationType = "REFUND_PRORATED"
+        refund.transaction.revocationPercentage = 40000
+        let transaction = try JSONParser.parse(refund.body()).objectValue?["transaction"]?.objectValue
+        XCTAssertEqual(transaction?["revocation_reason"], .number("0"))
+        XCTAssertEqual(transaction?["revocation_type"], .string("REFUND_PRORATED"))
+        XCTAssertEqual(transaction?["revocation_percentage"], .number("40000"))
+        XCTAssertNil(try JSONParser.parse(refund.body()).objectValue?["refund_request"])
+    }
+
+    func testARefundRequestedEventCarriesItsRequestLast() throws {
+        var asked = event
+        asked.type = .refundRequested
+        asked.refundRequest = .init(reason: "UNINTENDED_PURCHASE", deadlineAtMs: 1_764_043_200_123)
+        let body = String(decoding: asked.body(), as: UTF8.self)
+        XCTAssertTrue(
+            body.hasSuffix(#""status":"delivered"},"refund_request":{"reason":"UNINTENDED_PURCHASE","#
+                + #""deadline_at":"2025-11-25T04:00:00Z"}}"#), body)
+        asked.refundRequest = .init(reason: nil, deadlineAtMs: 1_764_043_200_123)
+        XCTAssertEqual(
+            try JSONParser.parse(asked.body()).objectValue?["refund_request"]?.objectValue?["reason"], .null)
+        asked.refundRequest = nil
+        XCTAssertEqual(try JSONParser.parse(asked.body()).objectValue?["refund_request"], .null)
     }
 
     func testMissingRowsAreNull() throws {

@@ -4,9 +4,13 @@
 Control port:
   POST /notifications/send  {"url", "notification_type", "subtype"?, "notification_uuid"?, "signed_ms"?,
                              "environment"? ("Production"), "bundle_id"?, "retry_intervals_s"?,
+                             "consumption_request_reason"? (data.consumptionRequestReason of a
+                             CONSUMPTION_REQUEST: UNINTENDED_PURCHASE, FULFILLMENT_ISSUE,
+                             UNSATISFIED_WITH_PURCHASE, LEGAL, OTHER),
                              "transaction": {signed_data.transaction() fields: product_id, transaction_id,
                              app_account_token, revocation_ms, environment, ...; and revocation_reason,
-                             revocation_type, revocation_percentage for a partial refund} or null (TEST)}
+                             revocation_type, revocation_percentage for a partial refund: REFUND with
+                             "revocation_type": "REFUND_PRORATED", "revocation_percentage": 40000} or null (TEST)}
       Signs the transaction and the notification around it with the test StoreKit PKI and POSTs
       {"signedPayload"} to url from a thread of its own; answers at once with {"notification_uuid",
       "transaction_id", "signed_payload"}. A failed attempt (no answer within 10 s, or not 2xx) is sent
@@ -41,11 +45,15 @@ REVOCATION_FIELDS = {"revocation_reason": "revocationReason", "revocation_type":
 
 
 def notification(notification_type, signed_transaction_info=None, *, subtype=None, notification_uuid=None,
-                 signed_ms=None, bundle_id="com.example.game", environment="Production"):
-    """A notification payload as Apple writes it (responseBodyV2DecodedPayload)."""
+                 signed_ms=None, bundle_id="com.example.game", environment="Production",
+                 consumption_request_reason=None):
+    """A notification payload as Apple writes it (responseBodyV2DecodedPayload). A CONSUMPTION_REQUEST
+    carries data.consumptionRequestReason (Apple leaves it out when the customer gave none)."""
     data = {"appAppleId": 1234567890, "bundleId": bundle_id, "bundleVersion": "1", "environment": environment}
     if signed_transaction_info is not None:
         data["signedTransactionInfo"] = signed_transaction_info
+    if consumption_request_reason is not None:
+        data["consumptionRequestReason"] = consumption_request_reason
     payload = {"notificationType": notification_type, "notificationUUID": notification_uuid or str(uuid.uuid4()),
                "version": "2.0", "signedDate": signed_ms or int(time.time() * 1000), "data": data}
     if subtype:
@@ -118,7 +126,8 @@ class Notifications:
         signed, notified = signed_notification(
             self.certs, body["notification_type"], payload, subtype=body.get("subtype"),
             notification_uuid=body.get("notification_uuid"), signed_ms=body.get("signed_ms"),
-            bundle_id=body.get("bundle_id", "com.example.game"), environment=environment)
+            bundle_id=body.get("bundle_id", "com.example.game"), environment=environment,
+            consumption_request_reason=body.get("consumption_request_reason"))
         entry = {"notification_uuid": notified["notificationUUID"], "notification_type": body["notification_type"],
                  "url": body["url"], "environment": environment, "signed_ms": notified["signedDate"],
                  "transaction_id": payload and payload["transactionId"], "signed_payload": signed,

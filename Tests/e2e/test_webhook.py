@@ -26,7 +26,8 @@ from webhook_receiver import NEW_HEADS_PENDING, WebhookReceiver
 SECRET = "whsec-e2e-0123456789abcdef"
 LEASE_SECONDS = 30            # WebhookDispatcher.leaseMs
 BODY_MEMBERS = ["event_id", "type", "occurred_at", "environment", "transaction", "order"]
-TRANSACTION_MEMBERS = ["transaction_id", "original_transaction_id", "product_id", "quantity", "purchase_date", "state"]
+TRANSACTION_MEMBERS = ["transaction_id", "original_transaction_id", "product_id", "quantity", "purchase_date", "state",
+                       "revocation_reason", "revocation_type", "revocation_percentage"]
 ORDER_MEMBERS = ["order_id", "user_id", "product_id", "price", "currency", "status"]
 
 
@@ -179,7 +180,9 @@ def assert_documented_post(delivery, db, row):
     assert body["transaction"] == {
         "transaction_id": row["transaction_id"], "original_transaction_id": row["original_transaction_id"],
         "product_id": row["product_id"], "quantity": row["quantity"],
-        "purchase_date": iso(transaction["purchase_date"]), "state": transaction["state"]}
+        "purchase_date": iso(transaction["purchase_date"]), "state": transaction["state"],
+        "revocation_reason": transaction["revocation_reason"], "revocation_type": transaction["revocation_type"],
+        "revocation_percentage": transaction["revocation_percentage"]}
     assert body["order"] == {
         "order_id": order["order_id"], "user_id": row["user_id"], "product_id": order["product_id"],
         "price": str(order["price"]), "currency": order["currency"], "status": order["status"]}

@@ -67,6 +67,7 @@ class Behaviour:
     stall_seconds: float = 0.0                   # every POST waits this long before its answer
     stall_event_ids: set = field(default_factory=set)
     hold: bool = False                           # every POST waits before its answer until release() or heal()
+    answer_body: bytes = b'{"ok":true}'          # the body of every 2xx (a game answering a refund_requested event)
 
 
 class WebhookReceiver:
@@ -180,8 +181,7 @@ class WebhookReceiver:
                         headers[name.strip().lower()] = value.strip()
                 length = int(headers.get("content-length", "0"))
                 body = await reader.readexactly(length) if length else b""
-                status = await self._handle(request_line, headers, body)
-                answer = b'{"ok":true}' if status < 300 else b'{"error":"on demand"}'
+                status, answer = await self._handle(request_line, headers, body)
                 writer.write(b"HTTP/1.1 %d X\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
                              % (status, len(answer), answer))
                 await writer.drain()
@@ -194,7 +194,7 @@ class WebhookReceiver:
         if not request_line.startswith("POST /iap/events "):
             with self.lock:
                 self.bad_requests.append(request_line)
-            return 404
+            return 404, b'{"error":"not found"}'
         try:
             document = json.loads(body)
         except ValueError:
@@ -227,7 +227,7 @@ class WebhookReceiver:
         delivery.answered = time.monotonic()
         delivery.answered_at = time.time()
         delivery.status = status
-        return status
+        return status, behaviour.answer_body if status < 300 else b'{"error":"on demand"}'
 
     def _still_held(self, ticket):
         with self.lock:

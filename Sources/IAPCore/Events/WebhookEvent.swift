@@ -9,10 +9,16 @@ public struct WebhookEvent: Equatable, Sendable {
         public var purchaseDateMs: Int64?
         /// `transactions.state` now (`delivered`, `refunded`, …); nil when the row is gone.
         public var state: String?
+        /// Apple's `revocationReason`, `revocationType` and `revocationPercentage` (milliunits of the
+        /// price refunded: a `REFUND_PRORATED` of 40000 takes back 40 % of the goods); nil when none.
+        public var revocationReason: Int?
+        public var revocationType: String?
+        public var revocationPercentage: Int?
 
         public init(
             transactionID: String, originalTransactionID: String, productID: String, quantity: Int,
-            purchaseDateMs: Int64?, state: String?
+            purchaseDateMs: Int64?, state: String?, revocationReason: Int? = nil, revocationType: String? = nil,
+            revocationPercentage: Int? = nil
         ) {
             self.transactionID = transactionID
             self.originalTransactionID = originalTransactionID
@@ -20,6 +26,9 @@ public struct WebhookEvent: Equatable, Sendable {
             self.quantity = quantity
             self.purchaseDateMs = purchaseDateMs
             self.state = state
+            self.revocationReason = revocationReason
+            self.revocationType = revocationType
+            self.revocationPercentage = revocationPercentage
         }
     }
 
@@ -44,6 +53,19 @@ public struct WebhookEvent: Equatable, Sendable {
         }
     }
 
+    /// What a `refund_requested` event adds: the request the game may answer.
+    public struct RefundRequest: Equatable, Sendable {
+        /// Apple's `consumptionRequestReason`; nil when it gave none.
+        public var reason: String?
+        /// When Apple stops waiting for the answer (ms since 1970 UTC).
+        public var deadlineAtMs: Int64
+
+        public init(reason: String?, deadlineAtMs: Int64) {
+            self.reason = reason
+            self.deadlineAtMs = deadlineAtMs
+        }
+    }
+
     public var eventID: UInt64
     public var type: GameEventType
     public var occurredAtMs: Int64
@@ -51,10 +73,13 @@ public struct WebhookEvent: Equatable, Sendable {
     public var environment: String
     public var transaction: Transaction
     public var order: Order
+    /// The `refund_request` member of a `refund_requested` event's body (null when its row is gone); other
+    /// events have no such member.
+    public var refundRequest: RefundRequest?
 
     public init(
         eventID: UInt64, type: GameEventType, occurredAtMs: Int64, environment: String, transaction: Transaction,
-        order: Order
+        order: Order, refundRequest: RefundRequest? = nil
     ) {
         self.eventID = eventID
         self.type = type
@@ -62,11 +87,12 @@ public struct WebhookEvent: Equatable, Sendable {
         self.environment = environment
         self.transaction = transaction
         self.order = order
+        self.refundRequest = refundRequest
     }
 
     /// The POST's body, members in the contract's order.
     public func body() -> [UInt8] {
-        JSONValue.object([
+        var members: JSONObject = [
             "event_id": .int(eventID),
             "type": .string(type.rawValue),
             "occurred_at": .string(AppleDate.iso8601(ms: occurredAtMs)),
@@ -78,6 +104,9 @@ public struct WebhookEvent: Equatable, Sendable {
                 "quantity": .int(transaction.quantity),
                 "purchase_date": .optionalString(transaction.purchaseDateMs.map(AppleDate.iso8601(ms:))),
                 "state": .optionalString(transaction.state),
+                "revocation_reason": transaction.revocationReason.map { .int($0) } ?? .null,
+                "revocation_type": .optionalString(transaction.revocationType),
+                "revocation_percentage": transaction.revocationPercentage.map { .int($0) } ?? .null,
             ]),
             "order": .object([
                 "order_id": .string(order.orderID),
@@ -87,7 +116,18 @@ public struct WebhookEvent: Equatable, Sendable {
                 "currency": .optionalString(order.currency),
                 "status": .optionalString(order.status),
             ]),
-        ]).serialized()
+        ]
+        if type == .refundRequested {
+            members.members.append((
+                key: "refund_request",
+                value: refundRequest.map {
+                    JSONValue.object([
+                        "reason": .optionalString($0.reason),
+                        "deadline_at": .string(AppleDate.iso8601(ms: $0.deadlineAtMs)),
+                    ])
+                } ?? .null))
+        }
+        return JSONValue.object(members).serialized()
     }
 
     /// The headers of its POST besides `Content-Type`, signed at `unixSeconds`.

@@ -18,6 +18,9 @@ public struct ServerNotification: Equatable, Sendable {
     public let signedTransactionInfo: String?
     /// `data.signedRenewalInfo` (subscriptions): verified too when present.
     public let signedRenewalInfo: String?
+    /// `data.consumptionRequestReason` of a `CONSUMPTION_REQUEST` (`UNINTENDED_PURCHASE`, ...); nil when
+    /// absent or not a string (an optional field of Apple's, never a reason to refuse the notification).
+    public let consumptionRequestReason: String?
 
     /// Why a verified payload is still not a notification the service can take.
     public struct DecodingError: Error, Equatable, Sendable {
@@ -43,6 +46,7 @@ public struct ServerNotification: Equatable, Sendable {
         environment = try Self.requiredText(data, "environment")
         signedTransactionInfo = try Self.text(data, "signedTransactionInfo")
         signedRenewalInfo = try Self.text(data, "signedRenewalInfo")
+        consumptionRequestReason = data["consumptionRequestReason"]?.stringValue
     }
 
     /// What the type does to its transaction (API.md's table of effects).

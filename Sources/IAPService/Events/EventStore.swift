@@ -40,7 +40,14 @@ struct EventStore {
         }
     }
 
-    private func insert(_ events: ArraySlice<NewEvent>, at time: Timestamp) throws(MariaDBError) {
+    /// Inserts one event; returns its `event_id` (a refund request keeps it, to know when the game was told).
+    func recordOne(_ event: NewEvent, at time: Timestamp) throws(MariaDBError) -> UInt64 {
+        try insert([event][...], at: time)
+    }
+
+    /// Returns the first row's `event_id`.
+    @discardableResult
+    private func insert(_ events: ArraySlice<NewEvent>, at time: Timestamp) throws(MariaDBError) -> UInt64 {
         var parameters: [SQLValue] = []
         parameters.reserveCapacity(events.count * 10)
         for event in events {
@@ -52,13 +59,14 @@ struct EventStore {
                 .text(event.occurredAtMs.map(AppleDate.sqlDateTime) ?? time.sql), .text(time.sql),
             ]
         }
-        try connection.execute(
+        let inserted = try connection.execute(
             """
             INSERT INTO events (type, transaction_id, original_transaction_id, order_id, user_id, product_id,
               quantity, environment, occurred_at, created_at)
             VALUES \(SQLPlaceholders.rows(events.count, columns: 10))
             """,
-            parameters
-        ).requireRows(events.count, "INSERT INTO events")
+            parameters)
+        try inserted.requireRows(events.count, "INSERT INTO events")
+        return inserted.insertID
     }
 }

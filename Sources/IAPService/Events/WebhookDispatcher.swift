@@ -164,8 +164,12 @@ final class WebhookDispatcher: @unchecked Sendable {
         for (transfer, outcome) in finished {
             guard let underWay = transfer.context as? PostUnderWay else { continue }
             transfer.context = nil
+            let error = Self.error(of: outcome)
+            let event = underWay.claimed.event
+            let consumed = error == nil && event.type == .refundRequested
+                ? Self.gameConsumption(answering: event.eventID, body: transfer.responseBody) : nil
             idleTransfers.append(transfer)
-            results.append((underWay.claimed, Self.error(of: outcome)))
+            results.append((underWay.claimed, error, consumed))
             ServiceMetrics.webhookAttempt(outcome: Self.metricOutcome(of: outcome))
         }
         noteAnswers(results.map(\.error))
@@ -173,13 +177,18 @@ final class WebhookDispatcher: @unchecked Sendable {
     }
 
     /// Records answers (inside a database transaction, which may run again): sent,
-    /// or retried later, or failed. What it found is logged once the transaction commits.
+    /// with what the game answered to a refund request, or retried later, or failed. What it found is logged once the transaction commits.
     private func record(_ results: [Answer], at now: Timestamp, _ store: WebhookStore) throws -> Recorded {
         var recorded = Recorded()
         for (lease, claimed) in Dictionary(grouping: results.filter { $0.error == nil }.map(\.0), by: \.lease) {
             recorded.lost += try store.recordSent(claimed, lease: lease, at: now)
         }
-        for case let (claimed, error?) in results {
+        let requests = RefundRequestStore(connection: store.connection)
+        for case let (claimed, .none, milli?) in results where !recorded.lost.contains(claimed.event.eventID) {
+            try requests.recordGameConsumption(
+                eventID: claimed.event.eventID, transactionID: claimed.event.transaction.transactionID, milli: milli)
+        }
+        for case let (claimed, error?, _) in results {
             let decision = WebhookRetryPolicy.afterFailure(
                 failedAttempts: claimed.attempts + 1, windowStartMs: claimed.retryWindowStartMs,
                 nowMs: now.milliseconds)
@@ -222,6 +231,21 @@ final class WebhookDispatcher: @unchecked Sendable {
         }
     }
 
+    /// The game's `{"consumption_percentage": N}` in its 2xx answer to a
+    /// `refund_requested` event; any other answer is logged and leaves the
+    /// consumption to the `consumption` table.
+    private static func gameConsumption(answering eventID: UInt64, body: [UInt8]) -> Int? {
+        switch GameConsumptionAnswer(body: body) {
+        case .consumed(let milli):
+            return milli
+        case .silent:
+            Log.event("webhook: event \(eventID) (refund_requested): the game answered no consumption_percentage")
+        case .invalid(let reason):
+            Log.event("webhook: event \(eventID) (refund_requested): the game's answer is ignored: \(reason)")
+        }
+        return nil
+    }
+
     /// What `last_error` says about a POST; nil for a 2xx.
     private static func error(of outcome: CurlTransfer.Outcome) -> String? {
         switch outcome {
@@ -261,8 +285,9 @@ final class WebhookDispatcher: @unchecked Sendable {
         return Int32(clamping: min(max(nextClaimMs - Clock.wallMilliseconds(), 0), 1000))
     }
 
-    /// A finished POST's event and its `last_error` (nil: a 2xx).
-    private typealias Answer = (WebhookStore.Claimed, error: String?)
+    /// A finished POST's event, its `last_error` (nil: a 2xx) and, for a
+    /// `refund_requested` one, the consumption the game answered (milliunits).
+    private typealias Answer = (WebhookStore.Claimed, error: String?, consumedMilli: Int?)
 
     /// A POST's event, found again when its transfer completes.
     private final class PostUnderWay {

@@ -76,10 +76,13 @@ struct WebhookStore {
             SELECT e.event_id, e.type, e.transaction_id, e.original_transaction_id, e.order_id, e.user_id,
               e.product_id, e.quantity, e.environment, \(Self.milliseconds("e.occurred_at")),
               \(Self.milliseconds("COALESCE(e.redelivered_at, e.created_at)")), e.attempts,
-              \(Self.milliseconds("t.purchase_date")), t.state, o.product_id, o.price, o.currency, o.status
+              \(Self.milliseconds("t.purchase_date")), t.state, o.product_id, o.price, o.currency, o.status,
+              t.revocation_reason, t.revocation_type, t.revocation_percentage,
+              r.reason, \(Self.milliseconds("r.deadline_at"))
             FROM events e
             LEFT JOIN transactions t ON t.transaction_id = e.transaction_id
             LEFT JOIN orders o ON o.order_id = e.order_id
+            LEFT JOIN consumption_requests r ON r.transaction_id = e.transaction_id AND r.event_id = e.event_id
             WHERE e.event_id IN (\(SQLPlaceholders.list(eventIDs.count))) AND e.lease_expires_at = ?
             ORDER BY e.event_id
             """,
@@ -103,10 +106,14 @@ struct WebhookStore {
             eventID: eventID, type: type, occurredAtMs: occurredAtMs, environment: environment,
             transaction: .init(
                 transactionID: transactionID, originalTransactionID: originalTransactionID, productID: productID,
-                quantity: quantity, purchaseDateMs: row[12].flatMap { Int64($0) }, state: row[13]),
+                quantity: quantity, purchaseDateMs: row[12].flatMap { Int64($0) }, state: row[13],
+                revocationReason: row[18].flatMap { Int($0) }, revocationType: row[19],
+                revocationPercentage: row[20].flatMap { Int($0) }),
             order: .init(
                 orderID: orderID, userID: userID, productID: row[14] ?? productID, price: row[15], currency: row[16],
-                status: row[17]))
+                status: row[17]),
+            // deadline_at is NOT NULL: none means the event has no request row.
+            refundRequest: row[22].flatMap { Int64($0) }.map { .init(reason: row[21], deadlineAtMs: $0) })
         return Claimed(event: event, attempts: attempts, retryWindowStartMs: windowStartMs, lease: lease)
     }
 

@@ -36,9 +36,13 @@ struct NotificationApplier {
         let notifications = NotificationStore(connection: connection)
         guard try notifications.insert(verified, source: source, at: now) else { return .duplicate }
         let notification = verified.notification
+        let refundRequests = RefundRequestLedger(connection: connection)
         guard let transaction = verified.transaction, let raw = verified.transactionJSON,
               notification.kind != .informational
-        else { return .stored(.stored) }
+        else {
+            try refundRequests.note(verified, at: now)  // CONSUMPTION_REQUEST, REFUND_DECLINED
+            return .stored(.stored)
+        }
 
         // The order before the transaction row, as a verify locks them: fewer deadlocks.
         let tokenOrder = try transaction.appAccountToken.flatMap(VerifyRequest.lowercaseUUID).flatMap {
@@ -55,6 +59,7 @@ struct NotificationApplier {
             kind: notification.kind, signedDate: notification.signedDate, stored: row?.stored, purchase: purchase)
         let events = try write(change, transaction: transaction, raw: raw, row: row, signedDate: notification.signedDate, at: now)
         try EventStore(connection: connection).record(events, at: now)
+        try refundRequests.note(verified, at: now)  // REFUND, REVOKE: the outcome of its refund request
         if change.effect != .stored {
             try notifications.recordEffect(of: notification.notificationUUID, change)
         }

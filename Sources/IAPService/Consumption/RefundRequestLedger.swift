@@ -1,0 +1,74 @@
+import IAPCore
+import MariaDB
+internal import SignedData
+
+/// The refund-request ledger's part of storing a notification (API.md
+/// "Refund requests", step 1 and 4), in the database transaction that stores
+/// it: a `CONSUMPTION_REQUEST` writes its `consumption_requests` row (or
+/// reuses the one not yet sent) with a `refund_requested` event for the game;
+/// `REFUND`, `REVOKE` and `REFUND_DECLINED` record Apple's decision on the
+/// latest request. The goods never change here. What to change is
+/// `RefundRequestChange`'s decision.
+struct RefundRequestLedger {
+    let connection: MariaDBConnection
+
+    /// Runs after the notification's own effect on its transaction: a refund
+    /// has locked the transaction's row by then, and a `CONSUMPTION_REQUEST`
+    /// locks it first too, so the two take their locks in one order.
+    func note(_ verified: VerifiedNotification, at now: Timestamp) throws {
+        let notification = verified.notification
+        guard RefundRequestChange.concerns(notificationType: notification.notificationType),
+            let transaction = verified.transaction, let raw = verified.transactionJSON
+        else { return }
+        let isRequest = notification.notificationType == RefundRequestChange.requestType
+        let delivery = try isRequest ? NotifiedTransactionStore(connection: connection).locked(transaction.transactionID) : nil
+        let requests = RefundRequestStore(connection: connection)
+        let latest = try requests.latestLocked(transaction.transactionID)
+        let change = RefundRequestChange.decide(
+            notificationType: notification.notificationType, signedDate: notification.signedDate,
+            latest: latest?.request)
+        switch change {
+        case .none:
+            return
+        case .open:
+            let asked = Self.asked(notification, transaction, delivery: delivery)
+            let eventID = try tellTheGame(asked, transaction, raw: raw, delivery: delivery, at: now)
+            try requests.insert(asked, eventID: eventID, at: now)
+        case .reopen(let requestID):
+            let asked = Self.asked(notification, transaction, delivery: delivery)
+            let eventID = try latest?.eventID == nil
+                ? tellTheGame(asked, transaction, raw: raw, delivery: delivery, at: now) : nil
+            try requests.reopen(requestID, asked, eventID: eventID)
+        case .close(let requestID, let outcome):
+            try requests.close(requestID, outcome, decidedAtMs: notification.signedDate)
+        }
+    }
+
+    /// The `refund_requested` event, when the transaction was delivered here
+    /// (an event names its order and user); nil for one never delivered: the
+    /// game has nothing of it, and the request is answered without the game.
+    private func tellTheGame(
+        _ asked: RefundRequestStore.Asked, _ transaction: SignedTransaction, raw: JSONObject,
+        delivery: NotifiedTransactionStore.Row?, at now: Timestamp
+    ) throws(MariaDBError) -> UInt64? {
+        guard let orderID = delivery?.orderID, let userID = delivery?.userID else { return nil }
+        return try EventStore(connection: connection).recordOne(
+            EventStore.NewEvent(
+                .refundRequested, transaction.appleTransaction(raw: raw), orderID: orderID, userID: userID,
+                environment: asked.environment, occurredAtMs: asked.requestedAtMs),
+            at: now)
+    }
+
+    private static func asked(
+        _ notification: ServerNotification, _ transaction: SignedTransaction, delivery: NotifiedTransactionStore.Row?
+    ) -> RefundRequestStore.Asked {
+        RefundRequestStore.Asked(
+            transactionID: transaction.transactionID, originalTransactionID: transaction.originalTransactionID,
+            notificationUUID: notification.notificationUUID,
+            environment: NotifiedTransactionStore.environment(of: transaction),
+            userID: delivery?.orderID != nil ? delivery?.userID : nil, productID: transaction.productID,
+            productType: RefundRequestText.column(transaction.type),
+            reason: RefundRequestText.column(notification.consumptionRequestReason),
+            requestedAtMs: notification.signedDate)
+    }
+}
