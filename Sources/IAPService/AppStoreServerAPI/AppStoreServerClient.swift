@@ -24,9 +24,9 @@ final class AppStoreServerClient: Sendable {
     typealias TransactionCompletion = @Sendable (Result<VerifiedSignedTransaction, AppStoreServerError>) -> Void
     typealias OrderCompletion = @Sendable (Result<[VerifiedSignedTransaction], AppStoreServerError>) -> Void
 
-    private let apple: AppleClient
-    private let api: AppStoreServerAPIConfiguration
-    private let caFile: String?
+    let apple: AppleClient
+    let api: AppStoreServerAPIConfiguration
+    let caFile: String?
     private let policy: AppleRetryPolicy
     private let verifier: SignedDataVerifier
     private let tokens: Locked<AppStoreTokenCache>
@@ -164,9 +164,7 @@ final class AppStoreServerClient: Sendable {
         let conversation = ServerAPIConversation(
             path: path, body: body, sandboxFallback: sandboxFallback, firstEnvironment: firstEnvironment, api: api,
             caFile: caFile, policy: policy,
-            authorization: { [tokens] in
-                "Authorization: Bearer " + tokens.withLock { $0.token(atSeconds: Clock.wallMilliseconds() / 1000) }
-            },
+            authorization: { [self] in authorizationHeader() },
             deadline: deadline
         ) { [self] verdict in
             switch verdict {
@@ -182,6 +180,11 @@ final class AppStoreServerClient: Sendable {
             }
         }
         return apple.submit(conversation)
+    }
+
+    /// The `Authorization` header line of a call starting now (a cached token while it is fresh).
+    func authorizationHeader() -> String {
+        "Authorization: Bearer " + tokens.withLock { $0.token(atSeconds: Clock.wallMilliseconds() / 1000) }
     }
 
     /// A 401 is the operator's to fix, and every call would repeat it: said once.

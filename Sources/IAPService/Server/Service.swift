@@ -17,6 +17,8 @@ public final class Service: Sendable {
     let appStoreServer: AppStoreServerClient?
     /// Pushes `events` to `IAP_WEBHOOK_URL` on a thread of its own; nil without it.
     private let webhook: WebhookDispatcher?
+    /// Answers Apple's refund requests on a thread of its own; nil without the Server API or with `IAP_CONSUMPTION=off`.
+    private let consumption: ConsumptionSender?
     private let inflight = InflightCounter()
     private let signals: ShutdownSignals
     private let descriptorLimit: UInt64
@@ -76,6 +78,11 @@ public final class Service: Sendable {
         appStoreServer = appStoreSigner.map {
             AppStoreServerClient(configuration: configuration, signer: $0, apple: apple, verifier: signedData)
         }
+        consumption = configuration.consumption == .off ? nil : appStoreServer.map {
+            ConsumptionSender(
+                client: $0, database: database, webhookConfigured: configuration.webhook != nil,
+                appleTimeoutMs: configuration.appleTimeoutMs)
+        }
         let verification = Verification(
             bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy, settings: settings,
             queueLimit: configuration.verifyQueueLimit)
@@ -127,6 +134,7 @@ public final class Service: Sendable {
     public func run() {
         apple.start()
         webhook?.start()
+        consumption?.start()
         let database = Database(configuration: configuration.database)
         let acceptThreads = (0..<configuration.acceptThreads).map { _ in
             startThread(named: "accept") { [self] in
@@ -139,6 +147,7 @@ public final class Service: Sendable {
         listener.stopAccepting()
         acceptThreads.forEach(joinThread)
         let drained = inflight.waitUntilIdle(seconds: Self.shutdownGraceSeconds)
+        consumption?.stop()  // before Apple's client: its PUT under way completes there
         apple.stop()
         webhook?.stop()
         Log.event(drained ? "stopped" : "stopped with \(inflight.current) requests unanswered")
