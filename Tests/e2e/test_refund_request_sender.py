@@ -7,6 +7,7 @@ transaction, the product's policy, the consent and the consumption around them; 
 read from the simulator (GET /consumption/received), what was recorded from the row.
 """
 import json
+import os
 import re
 import uuid
 
@@ -14,7 +15,6 @@ import pytest
 import requests
 
 from support import new_transaction_id, new_user_id, wait_until
-from test_operations_metrics import metrics_url
 
 FINAL = ("sent", "no_consent", "expired", "failed")
 
@@ -207,7 +207,7 @@ def test_a_request_apple_refuses_fails_with_its_error_code(db, simulator):
 # --- the deadline ----------------------------------------------------------------------------------
 
 def scraped_expired():
-    text = requests.get(metrics_url(), timeout=10).text
+    text = requests.get(f"http://{os.environ['IAP_METRICS_LISTEN']}/metrics", timeout=10).text
     match = re.search(r'^iap_refund_requests\{status="expired"\} (\S+)$', text, re.MULTILINE)
     return float(match.group(1)) if match else None
 
