@@ -166,7 +166,9 @@ final class ConsumptionReadinessTests: XCTestCase {
                 step, line: line)
         }
     }
+}
 
+final class ConsumptionSettingTests: XCTestCase {
     func testIAPConsumptionIsOnOrOff() throws {
         let base = ["IAP_BUNDLE_IDS": "com.example.game"]
         XCTAssertEqual(try ServiceConfiguration.fromEnvironment(base).consumption, .on)

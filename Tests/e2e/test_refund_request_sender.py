@@ -3,8 +3,9 @@ stack's iap-fcgi, which has the App Store Server API and no webhook, answers eac
 consumption_requests with one PUT /inApps/v2/transactions/consumption/{id} to the simulator.
 
 The rows are written here as the CONSUMPTION_REQUEST hook writes them (sql/014's columns), with the
-transaction, the product's policy, the consent and the consumption around them; what Apple received is
-read from the simulator (GET /consumption/received), what was recorded from the row.
+product's policy, the consent and the consumption around them; a delivered transaction is delivered
+for real (a receipt verified through nginx), so that its order and events are the service's own. What
+Apple received is read from the simulator (GET /consumption/received), what was recorded from the row.
 """
 import json
 import os
@@ -14,7 +15,7 @@ import uuid
 import pytest
 import requests
 
-from support import new_transaction_id, new_user_id, wait_until
+from support import assert_verify_answer, new_transaction_id, new_user_id, wait_until
 
 FINAL = ("sent", "no_consent", "expired", "failed")
 
@@ -27,13 +28,6 @@ def add_product(db, policy="none", sample_content_provided=False):
                "sample_content_provided) VALUES (%s, 'refund test', 6.00, 'CNY', 1, %s, %s)",
                product_id, policy, int(sample_content_provided))
     return product_id
-
-
-def add_delivered_transaction(db, transaction_id, user_id, product_id, environment):
-    db.execute("INSERT INTO transactions (transaction_id, original_transaction_id, user_id, product_id, quantity, "
-               "environment, purchase_date, state, created_at, delivered_at) VALUES (%s, %s, %s, %s, 1, %s, "
-               "UTC_TIMESTAMP(3), 'delivered', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))",
-               transaction_id, transaction_id, user_id, product_id, environment)
 
 
 def consent(db, user_id, withdrawn=False):
@@ -58,14 +52,24 @@ def add_request(db, transaction_id, user_id, product_id, environment="Production
     return db.scalar("SELECT request_id FROM consumption_requests WHERE transaction_id = %s", transaction_id)
 
 
-def refund_request(db, policy="none", delivered=True, consented=True, consumed=None, game_consumed=None,
+@pytest.fixture
+def deliver(api, receipts):
+    """Delivers a new purchase of `product_id` to `user_id` by a receipt verify (production)."""
+    def run(transaction_id, user_id, product_id):
+        purchase = receipts.purchase(product_id, transaction_id=transaction_id)
+        assert_verify_answer(api.verify(receipts.app_receipt([purchase]), user_id=user_id), "delivered")
+    return run
+
+
+def refund_request(db, policy="none", deliver=None, consented=True, consumed=None, game_consumed=None,
                    environment="Production", product_type="Consumable", sample_content_provided=False,
-                   deadline_seconds=12 * 3600, withdrawn=False):
-    """A transaction (delivered or not), its product, the user's consent and consumption, and the request."""
-    transaction_id, user_id = new_transaction_id(), new_user_id()
+                   deadline_seconds=12 * 3600, withdrawn=False, transaction_id=None):
+    """A product with `policy`, a purchase of it (delivered by `deliver`, or never delivered here), the
+    user's consent and consumption, and the request; returns the transaction id."""
+    transaction_id, user_id = transaction_id or new_transaction_id(), new_user_id()
     product_id = add_product(db, policy, sample_content_provided)
-    if delivered:
-        add_delivered_transaction(db, transaction_id, user_id, product_id, environment)
+    if deliver is not None:
+        deliver(transaction_id, user_id, product_id)
     if consented:
         consent(db, user_id, withdrawn)
     if consumed is not None:
@@ -125,8 +129,8 @@ def body(consumed=None, preference=None, delivered=True, sample=False):
     ("auto", False, 40000, body(0, "GRANT_FULL", delivered=False)),
     ("none", False, None, body(0, delivered=False)),
 ])
-def test_each_policy_sends_one_put_with_its_body(db, simulator, policy, delivered, consumed, expected):
-    transaction_id = refund_request(db, policy, delivered=delivered, consumed=consumed)
+def test_each_policy_sends_one_put_with_its_body(db, simulator, deliver, policy, delivered, consumed, expected):
+    transaction_id = refund_request(db, policy, deliver=deliver if delivered else None, consumed=consumed)
     answered = settled(db, transaction_id)
     [put] = puts(simulator, transaction_id)
     assert (put["environment"], put["body"], put["status"]) == ("production", expected, 202)
@@ -139,18 +143,19 @@ def test_a_sandbox_request_goes_to_the_sandbox_with_sample_content(db, simulator
     transaction_id = refund_request(db, "decline", environment="Sandbox", sample_content_provided=True, consumed=5)
     assert settled(db, transaction_id)["status"] == "sent"
     [put] = puts(simulator, transaction_id)
-    assert (put["environment"], put["body"]) == ("sandbox", body(5, "DECLINE", sample=True))
+    assert (put["environment"], put["body"]) == ("sandbox", body(0, "DECLINE", delivered=False, sample=True))
 
 
-def test_an_auto_renewable_subscription_sends_no_consumption(db, simulator):
-    transaction_id = refund_request(db, "auto", consumed=40000, product_type="Auto-Renewable Subscription")
+def test_an_auto_renewable_subscription_sends_no_consumption(db, simulator, deliver):
+    transaction_id = refund_request(db, "auto", deliver=deliver, consumed=40000,
+                                    product_type="Auto-Renewable Subscription")
     assert settled(db, transaction_id)["status"] == "sent"
     [put] = puts(simulator, transaction_id)
     assert put["body"] == body(None)
 
 
-def test_the_games_webhook_answer_wins_over_the_consumption_table(db, simulator):
-    transaction_id = refund_request(db, "auto", consumed=0, game_consumed=100000)
+def test_the_games_webhook_answer_wins_over_the_consumption_table(db, simulator, deliver):
+    transaction_id = refund_request(db, "auto", deliver=deliver, consumed=0, game_consumed=100000)
     assert settled(db, transaction_id)["refund_preference_sent"] == "DECLINE"
     [put] = puts(simulator, transaction_id)
     assert put["body"] == body(100000, "DECLINE")
@@ -159,8 +164,9 @@ def test_the_games_webhook_answer_wins_over_the_consumption_table(db, simulator)
 # --- consent ---------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("consented, withdrawn", [(False, False), (True, True)])
-def test_without_consent_in_force_nothing_is_sent(db, simulator, consented, withdrawn):
-    transaction_id = refund_request(db, "decline", consented=consented, withdrawn=withdrawn, consumed=100000)
+def test_without_consent_in_force_nothing_is_sent(db, simulator, deliver, consented, withdrawn):
+    transaction_id = refund_request(db, "decline", deliver=deliver, consented=consented, withdrawn=withdrawn,
+                                    consumed=100000)
     answered = settled(db, transaction_id)
     assert (answered["status"], answered["attempts"], answered["sent_body"]) == ("no_consent", 0, None)
     assert puts(simulator, transaction_id) == []
@@ -189,15 +195,11 @@ def test_a_429_is_put_again_only_after_its_retry_after(db, simulator):
     assert second["at_ms"] - first["at_ms"] >= 8000 - 50
 
 
-def test_a_request_apple_refuses_fails_with_its_error_code(db, simulator):
+def test_a_request_apple_refuses_fails_with_its_error_code(db, simulator, deliver):
     transaction_id = new_transaction_id()
     # Apple knows it as an auto-renewable subscription; the row says consumable, so a percentage is sent.
     apple(simulator, auto_renewable=[transaction_id])
-    user_id, product_id = new_user_id(), add_product(db, "auto")
-    add_delivered_transaction(db, transaction_id, user_id, product_id, "Production")
-    consent(db, user_id)
-    record_consumption(db, transaction_id, 40000)
-    add_request(db, transaction_id, user_id, product_id)
+    refund_request(db, "auto", deliver=deliver, consumed=40000, transaction_id=transaction_id)
     answered = settled(db, transaction_id)
     assert (answered["status"], answered["attempts"]) == ("failed", 1)
     assert answered["last_error"] == "HTTP 400 errorCode 4000182"
@@ -216,7 +218,8 @@ def test_a_request_past_its_deadline_expires_unsent_and_the_metric_counts_it(db,
     before = db.scalar("SELECT COUNT(*) FROM consumption_requests WHERE status = 'expired'")
     transaction_id = refund_request(db, "decline", deadline_seconds=-1)
     answered = settled(db, transaction_id)
-    assert (answered["status"], answered["attempts"]) == ("expired", 0)
+    assert (answered["status"], answered["attempts"], answered["last_error"]) == (
+        "expired", 0, "deadline passed before a PUT")
     assert puts(simulator, transaction_id) == []
     # The alert's input (IAPRefundRequestExpired): the gauge, read from the table every 15 s.
     wait_until(lambda: (scraped_expired() or 0) >= before + 1, 60, "iap_refund_requests{status=\"expired\"} counting it")

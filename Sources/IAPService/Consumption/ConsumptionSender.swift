@@ -81,7 +81,8 @@ final class ConsumptionSender: @unchecked Sendable {
         guard let claimed = try store.claimed(requestID, lease: lease) else { return }
         let nowMs = Clock.wallMilliseconds()
         if nowMs >= claimed.deadlineMs {
-            try store.close(claimed, status: "expired", error: nil)
+            // The last PUT's error stays; a request never tried says why it was not.
+            try store.close(claimed, status: "expired", error: claimed.attempts == 0 ? "deadline passed before a PUT" : nil)
             Log.event("consumption: request \(requestID) (transaction \(claimed.transactionID)) expired unanswered")
             return
         }
