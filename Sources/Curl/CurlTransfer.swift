@@ -127,11 +127,11 @@ public final class CurlTransfer {
             "CURLOPT_PREREQDATA")
     }
 
-    /// Sets up the next POST, with `extraHeaders` ("Name: value") besides the usual ones.
-    /// `caFile` nil means the system CA bundle.
+    /// Sets up the next POST (or, with `method` "PUT", a PUT of the body), with `extraHeaders`
+    /// ("Name: value") besides the usual ones. `caFile` nil means the system CA bundle.
     public func prepare(
         url: String, body: [UInt8], caFile: String?, connectTimeoutMs: Int, totalTimeoutMs: Int,
-        extraHeaders: [String] = []
+        extraHeaders: [String] = [], method: String = "POST"
     ) throws(CurlError) {
         try prepareCommon(url: url, caFile: caFile, connectTimeoutMs: connectTimeoutMs, totalTimeoutMs: totalTimeoutMs)
         if extraHeaders.isEmpty {
@@ -145,6 +145,9 @@ public final class CurlTransfer {
             requestHeaders = list
         }
         try set(CURLOPT_POST, 1)
+        if method != "POST" {
+            try CurlError.check(CCurl_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, method), "CURLOPT_CUSTOMREQUEST")
+        }
         try set(CURLOPT_POSTFIELDSIZE, body.count)
         try body.withUnsafeBufferPointer { buffer throws(CurlError) in
             // COPYPOSTFIELDS copies: the body need not outlive this call.
@@ -187,6 +190,8 @@ public final class CurlTransfer {
         try CurlError.check(
             CCurl_easy_setopt_string(handle, CURLOPT_PROTOCOLS_STR, plainHTTP ? "http" : "https"), "CURLOPT_PROTOCOLS_STR")
         try CurlError.check(CCurl_easy_setopt_string(handle, CURLOPT_URL, url), "CURLOPT_URL")
+        // A reused handle forgets the method a PUT set.
+        try CurlError.check(CCurl_easy_setopt_string(handle, CURLOPT_CUSTOMREQUEST, nil), "CURLOPT_CUSTOMREQUEST")
         if let caFile {
             try CurlError.check(CCurl_easy_setopt_string(handle, CURLOPT_CAINFO, caFile), "CURLOPT_CAINFO")
         }

@@ -14,6 +14,9 @@
                             of the notifications sent (notifications.py)
   POST https://127.0.0.1:PRODUCTION|SANDBOX/inApps/v1/transactions/{id}/finish: Finish Transaction, each
                             call recorded (finish_api.py: GET /finish/calls, POST /finish/control)
+  PUT https://127.0.0.1:PRODUCTION|SANDBOX/inApps/v2/transactions/consumption/{id}: Send Consumption
+                            Information, validated as Apple does; POST /consumption/settings, GET
+                            /consumption/received on the control port (consumption.py)
 
 Control keys:
   latency_ms       each answer leaves this long after its request arrived (requests do not queue)
@@ -61,6 +64,7 @@ import h2.settings
 from h2.errors import ErrorCodes
 
 import finish_api
+import consumption
 import notifications
 import receipts
 import server_api
@@ -880,7 +884,7 @@ class AppleSite:
             status, body, headers = sim.finishes.answer(self.environment, request, sim.server_api.tokens)
             exchange.send(status, body, request.keep_alive, headers)
             return
-        if server_api.is_server_api(request.path):
+        if server_api.is_server_api(request.path) or request.path.startswith(consumption.PATH_PREFIX):
             self._server_api(exchange, request)
             return
         if request.path == notifications.HISTORY_PATH:
@@ -910,10 +914,15 @@ class AppleSite:
 
     def _server_api(self, exchange, request):
         sim, environment = self.simulator, self.environment
-        status, body, headers = sim.server_api.answer(environment, request)
-        if sim.settings.latency_ms and sim.settings.hits(environment):
+        if request.path.startswith(consumption.PATH_PREFIX):
+            status, body, headers = sim.consumption.answer(environment, request, sim.server_api.tokens)
+            latency_ms = sim.consumption.latency_ms or (sim.settings.hits(environment) and sim.settings.latency_ms)
+        else:
+            status, body, headers = sim.server_api.answer(environment, request)
+            latency_ms = sim.settings.hits(environment) and sim.settings.latency_ms
+        if latency_ms:
             sim.stats.inflight += 1  # as for verifyReceipt: `abandoned` takes it back if the client leaves
-            exchange.later(request.arrived + sim.settings.latency_ms / 1000,
+            exchange.later(request.arrived + latency_ms / 1000,
                            self._send_late, exchange, status, body, request.keep_alive, headers)
         else:
             exchange.send(status, body, request.keep_alive, headers)
@@ -998,6 +1007,8 @@ class ControlSite:
             return sim.finishes.control(method, path, request.body)
         elif path.startswith(notifications.CONTROL_PREFIX):
             return sim.notifications.control(method, path, request.body)
+        elif path.startswith(consumption.CONTROL_PREFIX):
+            return sim.consumption.control(method, path, request.body)
         elif path == "/latest_receipt_info":
             if method == "POST":
                 try:
@@ -1039,6 +1050,7 @@ class Simulator:
         self.server_api = self._new_server_api()
         self.notifications = notifications.Notifications(args.certs)
         self.finishes = finish_api.Finishes()
+        self.consumption = consumption.Consumption()
         self.connections = set()
         # (tls, http2) -> the context of a new connection: its certificate and the ALPN protocols offered.
         self.contexts = {(tls, http2): self._tls_context("server" if tls == "trusted" else "untrusted", http2)
@@ -1069,6 +1081,7 @@ class Simulator:
         self.notifications.stop()
         self.notifications = notifications.Notifications(self.args.certs)
         self.finishes = finish_api.Finishes()
+        self.consumption = consumption.Consumption()
 
     def _tls_context(self, name, http2):
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)

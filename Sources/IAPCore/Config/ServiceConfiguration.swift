@@ -55,6 +55,8 @@ public struct ServiceConfiguration: Equatable, Sendable {
     public var webhook: WebhookConfiguration?
     /// `IAP_METRICS_LISTEN`, `IAP_LOG_FORMAT`; see `OperationsConfiguration`.
     public var operations: OperationsConfiguration
+    /// `IAP_CONSUMPTION`: `on` (the default) answers refund requests; see `ConsumptionSetting`.
+    public var consumption: ConsumptionSetting
 
     public static let defaultProductionURL = "https://buy.itunes.apple.com/verifyReceipt"
     public static let defaultSandboxURL = "https://sandbox.itunes.apple.com/verifyReceipt"
@@ -82,7 +84,8 @@ public struct ServiceConfiguration: Equatable, Sendable {
         allowedClientAddresses: [IPAddress] = [],
         appStore: AppStoreServerAPIConfiguration = AppStoreServerAPIConfiguration(),
         webhook: WebhookConfiguration? = nil,
-        operations: OperationsConfiguration = OperationsConfiguration()
+        operations: OperationsConfiguration = OperationsConfiguration(),
+        consumption: ConsumptionSetting = .on
     ) {
         self.listen = listen
         self.database = database
@@ -101,6 +104,7 @@ public struct ServiceConfiguration: Equatable, Sendable {
         self.appStore = appStore
         self.webhook = webhook
         self.operations = operations
+        self.consumption = consumption
     }
 
     /// Reads and validates the environment (pass `ProcessInfo.processInfo.environment`).
@@ -191,7 +195,8 @@ public struct ServiceConfiguration: Equatable, Sendable {
             allowedClientAddresses: allowedClientAddresses,
             appStore: try AppStoreServerAPIConfiguration.fromEnvironment(env),
             webhook: try WebhookConfiguration.fromEnvironment(env),
-            operations: try OperationsConfiguration.fromEnvironment(env))
+            operations: try OperationsConfiguration.fromEnvironment(env),
+            consumption: try ConsumptionSetting.fromEnvironment(reader))
     }
 
     /// The rule of `IAP_LISTEN` for a socket the service inherits (fd 0), whose
@@ -210,7 +215,8 @@ public struct ServiceConfiguration: Equatable, Sendable {
 extension ServiceConfiguration: CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     public var description: String {
         let appStore = "appStore: \(self.appStore), webhook: \(webhook.map(\.description) ?? "<none>"), "
-            + "metricsListen: \(operations.metricsListen?.description ?? "<none>"), logFormat: \(operations.logFormat.rawValue))"
+            + "metricsListen: \(operations.metricsListen?.description ?? "<none>"), logFormat: \(operations.logFormat.rawValue), "
+            + "consumption: \(consumption.rawValue))"
         return "ServiceConfiguration(listen: \(listen), database: \(database), bundleIDs: \(bundleIDs), "
             + "productionURL: \(productionURL), sandboxURL: \(sandboxURL), caFile: \(caFile ?? "<system>"), "
             + "appleRootCAFile: \(appleRootCAFile ?? "<Apple Root CA - G3>"), "
@@ -235,6 +241,7 @@ extension ServiceConfiguration: CustomStringConvertible, CustomDebugStringConver
                 "acceptThreads": acceptThreads, "appleMaxCalls": appleMaxCalls,
                 "allowedClientAddresses": allowedClientAddresses,
                 "appStore": appStore, "webhook": webhook.map(\.description) ?? "<none>", "operations": operations,
+                "consumption": consumption,
             ])
     }
 }

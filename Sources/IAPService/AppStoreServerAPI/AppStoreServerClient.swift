@@ -24,9 +24,9 @@ final class AppStoreServerClient: Sendable {
     typealias TransactionCompletion = @Sendable (Result<VerifiedSignedTransaction, AppStoreServerError>) -> Void
     typealias OrderCompletion = @Sendable (Result<[VerifiedSignedTransaction], AppStoreServerError>) -> Void
 
-    private let apple: AppleClient
-    private let api: AppStoreServerAPIConfiguration
-    private let caFile: String?
+    let apple: AppleClient
+    let api: AppStoreServerAPIConfiguration
+    let caFile: String?
     private let policy: AppleRetryPolicy
     private let verifier: SignedDataVerifier
     private let tokens: Locked<AppStoreTokenCache>
@@ -197,11 +197,14 @@ final class AppStoreServerClient: Sendable {
             })
     }
 
-    /// The `Authorization` header line of a call starting now: the cached JWT, renewed before it expires.
+    /// The `Authorization` header line of a call starting now (a cached token while it is fresh).
+    func authorizationHeader() -> String {
+        "Authorization: Bearer " + tokens.withLock { $0.token(atSeconds: Clock.wallMilliseconds() / 1000) }
+    }
+
+    /// `authorizationHeader()` as the closure a conversation calls when its call starts.
     private var authorization: @Sendable () -> String {
-        { [tokens] in
-            "Authorization: Bearer " + tokens.withLock { $0.token(atSeconds: Clock.wallMilliseconds() / 1000) }
-        }
+        { [self] in authorizationHeader() }
     }
 
     /// A 401 is the operator's to fix, and every call would repeat it: said once.

@@ -46,6 +46,7 @@ final class MetricsEndpoint: Sendable {
         let connection = database.connection()
         let backlog = RetryBacklogProbe(connection: connection)
         let webhookBacklog = webhook ? WebhookBacklogProbe(connection: connection) : nil
+        let refundRequests = RefundRequestProbe(connection: connection)
         startThread(named: "metrics") { [self] in
             var nextBacklogNs: UInt64 = 0
             var backlogFailing = false
@@ -59,6 +60,7 @@ final class MetricsEndpoint: Sendable {
                         ServiceMetrics.webhookFailed(count: read.failed)
                         ServiceMetrics.webhookOldestPendingAge(seconds: read.oldestPendingSeconds)
                     }
+                    try? refundRequests.read()
                     nextBacklogNs = Clock.monotonicNanoseconds() + Self.backlogIntervalMs * 1_000_000
                 }
                 let waitMs = (nextBacklogNs - min(nextBacklogNs, Clock.monotonicNanoseconds())) / 1_000_000 + 1

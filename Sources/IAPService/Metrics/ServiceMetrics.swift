@@ -188,4 +188,36 @@ enum ServiceMetrics {
     private static let webhookPendingEvents = Gauge(label: "iap_webhook_events_pending")
     private static let webhookFailedEvents = Gauge(label: "iap_webhook_events_failed")
     private static let webhookOldestPending = Gauge(label: "iap_webhook_oldest_pending_seconds")
+
+    // MARK: refund requests (CONSUMPTION_REQUEST)
+
+    /// `iap_refund_request_puts_total{outcome}`: one Send Consumption Information PUT
+    /// (`outcome`: `sent`, `retry`, `expired`, `failed`).
+    static func refundRequestPut(outcome: String) {
+        refundRequestPuts[[outcome]].increment()
+    }
+
+    /// `iap_refund_requests{status}`: requests in `consumption_requests` by status (`RefundRequestProbe`).
+    static func refundRequests(status: String, count: Int) {
+        refundRequestsByStatus[[status]].record(count)
+    }
+
+    /// `iap_refund_request_oldest_pending_seconds`: how long ago Apple asked for the oldest request still pending (0: none).
+    static func refundRequestOldestPendingAge(seconds: Double) {
+        refundRequestOldestPending.record(seconds)
+    }
+
+    /// `iap_refund_request_outcomes{preference,outcome}`: requests Apple decided (`refunded`, `declined`), by the
+    /// `refundPreference` sent (`DECLINE`, `GRANT_FULL`, `GRANT_PRORATED`, `none` sent without one, `not_sent`).
+    static func refundRequestOutcomes(preference: String, outcome: String, count: Int) {
+        refundRequestOutcomeCounts[[preference, outcome]].record(count)
+    }
+
+    private static let refundRequestPuts = MetricFamily<[String], Counter>.counters(
+        "iap_refund_request_puts_total", labels: ["outcome"])
+    private static let refundRequestsByStatus = MetricFamily<[String], Gauge>.gauges(
+        "iap_refund_requests", labels: ["status"])
+    private static let refundRequestOldestPending = Gauge(label: "iap_refund_request_oldest_pending_seconds")
+    private static let refundRequestOutcomeCounts = MetricFamily<[String], Gauge>.gauges(
+        "iap_refund_request_outcomes", labels: ["preference", "outcome"])
 }

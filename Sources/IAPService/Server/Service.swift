@@ -19,6 +19,8 @@ public final class Service: Sendable {
     private let webhook: WebhookDispatcher?
     /// Finishes at Apple what was delivered with no client, on a thread of its own; nil without `appStoreServer`.
     private let finisher: TransactionFinisher?
+    /// Answers Apple's refund requests on a thread of its own; nil without the Server API or with `IAP_CONSUMPTION=off`.
+    private let consumption: ConsumptionSender?
     private let inflight = InflightCounter()
     private let signals: ShutdownSignals
     private let descriptorLimit: UInt64
@@ -81,6 +83,11 @@ public final class Service: Sendable {
         finisher = appStoreServer.map {
             TransactionFinisher(client: $0, database: database, callTimeoutMs: configuration.appleTimeoutMs)
         }
+        consumption = configuration.consumption == .off ? nil : appStoreServer.map {
+            ConsumptionSender(
+                client: $0, database: database, webhookConfigured: configuration.webhook != nil,
+                appleTimeoutMs: configuration.appleTimeoutMs)
+        }
         let verification = Verification(
             bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy, settings: settings,
             queueLimit: configuration.verifyQueueLimit)
@@ -133,6 +140,7 @@ public final class Service: Sendable {
         apple.start()
         webhook?.start()
         finisher?.start()
+        consumption?.start()
         let database = Database(configuration: configuration.database)
         let acceptThreads = (0..<configuration.acceptThreads).map { _ in
             startThread(named: "accept") { [self] in
@@ -146,6 +154,7 @@ public final class Service: Sendable {
         acceptThreads.forEach(joinThread)
         let drained = inflight.waitUntilIdle(seconds: Self.shutdownGraceSeconds)
         finisher?.stop()  // before Apple's client: its calls end first
+        consumption?.stop()  // before Apple's client: its PUT under way completes there
         apple.stop()
         webhook?.stop()
         Log.event(drained ? "stopped" : "stopped with \(inflight.current) requests unanswered")

@@ -1,0 +1,168 @@
+import Dispatch
+import Glibc
+import IAPCore
+
+/// Answers Apple's refund requests (`consumption_requests`, API.md "Refund
+/// requests") on a thread of its own with its own database connection: never
+/// while Apple waits for the notification's answer. The PUTs go through the
+/// App Store Server API client (`AppleClient`'s thread, its JWT); this thread
+/// waits for each, one request at a time: Apple asks rarely, and each has 12 hours.
+///
+/// One step: lease the oldest due request (committed first, so that no other
+/// iap-fcgi sends it), give the game's webhook its chance to answer the
+/// consumption (`ConsumptionReadiness`), decide what to send
+/// (`ConsumptionDecision`), PUT it, and record what came of it
+/// (`ConsumptionRetryPolicy`). When nothing is due, it looks again every second.
+final class ConsumptionSender: @unchecked Sendable {
+    /// When nothing is due, the next look is this much later.
+    static let idleLookMs = 1000
+    /// After a database error, the next look waits this long.
+    static let databaseRetryMs = 1000
+
+    private let client: AppStoreServerClient
+    private let database: Database
+    private let webhookConfigured: Bool
+    /// One PUT's limit (`IAP_APPLE_TIMEOUT_MS`).
+    private let putTimeoutMs: Int
+    /// A leased request is no other sender's for this long: it covers the PUT with room for the database calls.
+    private let leaseMs: Int64
+    private let stopping = Locked(false)
+    private let wake = DispatchSemaphore(value: 0)
+    private let thread = Locked<pthread_t?>(nil)
+    // The rest belongs to the sender's thread.
+    private var databaseFailing = false
+
+    init(client: AppStoreServerClient, database: Database, webhookConfigured: Bool, appleTimeoutMs: Int) {
+        self.client = client
+        self.database = database
+        self.webhookConfigured = webhookConfigured
+        putTimeoutMs = appleTimeoutMs
+        leaseMs = Int64(appleTimeoutMs) + 60_000
+    }
+
+    func start() {
+        let started = startThread(named: "consumption") { [self] in run() }
+        thread.withLock { $0 = started }
+        Log.event("consumption: answering Apple's refund requests (CONSUMPTION_REQUEST)")
+    }
+
+    /// Leases nothing more, finishes the request under way (its PUT at most `putTimeoutMs`), then returns.
+    func stop() {
+        stopping.withLock { $0 = true }
+        wake.signal()
+        if let running = thread.withLock({ $0 }) {
+            joinThread(running)
+        }
+    }
+
+    private func run() {
+        let store = ConsumptionStore(connection: database.connection())
+        while !stopping.withLock({ $0 }) {
+            let now = Timestamp.now()
+            let lease = AppleDate.sqlDateTime(ms: now.milliseconds + leaseMs)
+            do {
+                let leased = try store.leaseNext(now: now, until: lease)
+                noteDatabase(failing: nil)
+                if let leased {
+                    try answer(leased, lease: lease, store)
+                    continue
+                }
+                _ = wake.wait(timeout: .now() + .milliseconds(Self.idleLookMs))
+            } catch {
+                // A leased request waits for its lease to end, then is looked at again.
+                noteDatabase(failing: error)
+                _ = wake.wait(timeout: .now() + .milliseconds(Self.databaseRetryMs))
+            }
+        }
+    }
+
+    /// Decides, sends and records one leased request.
+    private func answer(_ requestID: UInt64, lease: String, _ store: ConsumptionStore) throws {
+        guard let claimed = try store.claimed(requestID, lease: lease) else { return }
+        let nowMs = Clock.wallMilliseconds()
+        if nowMs >= claimed.deadlineMs {
+            // The last PUT's error stays; a request never tried says why it was not.
+            try store.close(claimed, status: "expired", error: claimed.attempts == 0 ? "deadline passed before a PUT" : nil)
+            Log.event("consumption: request \(requestID) (transaction \(claimed.transactionID)) expired unanswered")
+            return
+        }
+        let step = ConsumptionReadiness.step(
+            webhookConfigured: webhookConfigured, eventPending: claimed.eventPending, createdAtMs: claimed.createdAtMs,
+            nowMs: nowMs)
+        if case .wait(let untilMs) = step {
+            return try store.postpone(claimed, untilMs: untilMs)
+        }
+        guard case .send(let answer) = ConsumptionDecision.decide(claimed.facts) else {
+            try store.close(claimed, status: "no_consent", error: nil)
+            Log.event("consumption: request \(requestID) (transaction \(claimed.transactionID)): no consent, nothing sent")
+            return
+        }
+        let request = AppStoreConsumptionRequest(answer)
+        let body = request.body.serializedString
+        let result = put(body, transactionID: claimed.transactionID, environment: claimed.environment)
+        let outcome = ConsumptionRetryPolicy.outcome(
+            of: result, attempt: claimed.attempts + 1, nowMs: Clock.wallMilliseconds(), deadlineMs: claimed.deadlineMs)
+        let recorded = try store.recordPut(
+            claimed, body: body, preference: request.refundPreference, outcome: outcome, at: Timestamp.now())
+        ServiceMetrics.refundRequestPut(outcome: Self.metricOutcome(outcome))
+        log(outcome, claimed, recorded: recorded)
+    }
+
+    /// One PUT to the request's environment, waited for on this thread.
+    private func put(_ body: String, transactionID: String, environment: AppleEnvironment) -> ConsumptionRetryPolicy.Result {
+        guard Self.isPathSafe(transactionID) else { return .answered(httpStatus: 400, errorCode: nil, retryAfterUnixMs: nil) }
+        let answered = DispatchSemaphore(value: 0)
+        let result = Locked(ConsumptionRetryPolicy.Result.noAnswer("no answer"))
+        let conversation = ConsumptionConversation(
+            url: client.api.baseURL(for: environment) + "/inApps/v2/transactions/consumption/" + transactionID,
+            body: Array(body.utf8), environment: environment, caFile: client.caFile, budgetMs: putTimeoutMs,
+            authorization: { [client] in client.authorizationHeader() }
+        ) { outcome in
+            result.withLock { $0 = outcome }
+            answered.signal()
+        }
+        guard client.apple.submit(conversation) else { return .noAnswer("too many calls to Apple waiting") }
+        answered.wait()
+        return result.withLock { $0 }
+    }
+
+    /// Ids Apple issues are digits: anything else is never put in a path.
+    private static func isPathSafe(_ id: String) -> Bool {
+        !id.isEmpty && id.utf8.count <= 64 && id.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) }
+    }
+
+    private static func metricOutcome(_ outcome: ConsumptionRetryPolicy.Outcome) -> String {
+        switch outcome {
+        case .sent: return "sent"
+        case .retry: return "retry"
+        case .expired: return "expired"
+        case .failed: return "failed"
+        }
+    }
+
+    private func log(_ outcome: ConsumptionRetryPolicy.Outcome, _ claimed: ConsumptionStore.Claimed, recorded: Bool) {
+        let which = "request \(claimed.requestID) (transaction \(claimed.transactionID))"
+        guard recorded else {
+            return Log.event("consumption: \(which): its lease ended before its result was recorded")
+        }
+        switch outcome {
+        case .sent:
+            Log.event("consumption: \(which) sent")
+        case .retry(let atMs, let error):
+            Log.event("consumption: \(which): \(error); again at \(AppleDate.iso8601(ms: atMs))")
+        case .expired(let error):
+            Log.event("consumption: \(which) expired: \(error) and no time left before the deadline")
+        case .failed(let error):
+            Log.event("consumption: \(which) failed: Apple refused it (\(error))")
+        }
+    }
+
+    private func noteDatabase(failing error: (any Error)?) {
+        if let error, !databaseFailing {
+            Log.event("consumption: database error, retrying every \(Self.databaseRetryMs) ms: \(error)")
+        } else if error == nil && databaseFailing {
+            Log.event("consumption: database reachable again")
+        }
+        databaseFailing = error != nil
+    }
+}

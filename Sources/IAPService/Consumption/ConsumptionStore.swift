@@ -1,0 +1,159 @@
+import IAPCore
+import MariaDB
+
+/// The sender's statements on `consumption_requests`. As for the webhook's
+/// events (`WebhookStore`), the state lives in the table: a sender leases a
+/// due row (`lease_expires_at`) in a committed transaction before it calls
+/// Apple, so that no other iap-fcgi on the same database (or Galera cluster)
+/// sends the same request; a lease that ends without a recorded result (the
+/// process died) makes the row due again.
+struct ConsumptionStore {
+    let connection: MariaDBConnection
+
+    /// A request this sender holds the lease of, with what its answer is decided from.
+    struct Claimed {
+        let requestID: UInt64
+        let transactionID: String
+        let environment: AppleEnvironment
+        let deadlineMs: Int64
+        let createdAtMs: Int64
+        /// PUTs made before this one.
+        let attempts: Int
+        /// The `refund_requested` event is still `pending`; nil without an event.
+        let eventPending: Bool?
+        let facts: ConsumptionDecision.Facts
+        /// The lease as written: results are recorded only while the row still holds it.
+        let lease: String
+    }
+
+    /// Runs of a database transaction that lost to another, in all.
+    static let attempts = 3
+
+    /// Leases the oldest due request: pending, past its `next_attempt_at`, not
+    /// leased. Committed before it returns (READ COMMITTED, `SKIP LOCKED`; on
+    /// Galera, a sender that leased the same row on another node loses at
+    /// commit and runs again, finding it leased). Returns its id, nil when none is due.
+    func leaseNext(now: Timestamp, until lease: String) throws -> UInt64? {
+        try connection.transactionRetryingDeadlocks(attempts: Self.attempts, readCommitted: true) {
+            guard let id = try connection.execute(
+                """
+                SELECT request_id FROM consumption_requests FORCE INDEX (consumption_requests_dispatch)
+                WHERE status = 'pending' AND store = 'app_store' AND (next_attempt_at IS NULL OR next_attempt_at <= ?)
+                  AND (lease_expires_at IS NULL OR lease_expires_at <= ?)
+                ORDER BY next_attempt_at, request_id LIMIT 1 FOR UPDATE SKIP LOCKED
+                """,
+                [.text(now.sql), .text(now.sql)]
+            ).rows.first?[0].flatMap({ UInt64($0) }) else { return nil }
+            try connection.execute(
+                "UPDATE consumption_requests SET lease_expires_at = ? WHERE request_id = ?",
+                [.text(lease), .integer(Int64(id))])
+            return id
+        }
+    }
+
+    /// The leased request with its transaction, the game's consumption, the
+    /// product's policy and the user's consent as they are now; nil when the
+    /// row no longer holds `lease`.
+    func claimed(_ requestID: UInt64, lease: String) throws(MariaDBError) -> Claimed? {
+        guard let row = try connection.execute(
+            """
+            SELECT r.request_id, r.transaction_id, r.environment, \(Self.milliseconds("r.deadline_at")),
+              \(Self.milliseconds("r.created_at")), r.attempts, e.status, r.product_type, r.game_consumed_milli,
+              t.delivered_at IS NOT NULL, c.consumed_milli, p.refund_preference, p.sample_content_provided,
+              \(Self.milliseconds("cc.consented_at")), \(Self.milliseconds("cc.withdrawn_at"))
+            FROM consumption_requests r
+            LEFT JOIN events e ON e.event_id = r.event_id
+            LEFT JOIN transactions t ON t.transaction_id = r.transaction_id
+            LEFT JOIN consumption c ON c.transaction_id = r.transaction_id
+            LEFT JOIN products p ON p.product_id = r.product_id
+            LEFT JOIN consumption_consent cc ON cc.user_id = COALESCE(r.user_id, t.user_id)
+            WHERE r.request_id = ? AND r.lease_expires_at = ? AND r.status = 'pending'
+            """,
+            [.integer(Int64(requestID)), .text(lease)]
+        ).rows.first else { return nil }
+        return Self.claimed(from: row, lease: lease)
+    }
+
+    /// A DATETIME(3) column as UTC milliseconds (sessions are in UTC).
+    private static func milliseconds(_ column: String) -> String {
+        "CAST(UNIX_TIMESTAMP(\(column)) * 1000 AS SIGNED)"
+    }
+
+    private static func claimed(from row: [String?], lease: String) -> Claimed? {
+        guard let requestID = row[0].flatMap({ UInt64($0) }), let transactionID = row[1],
+            let environment = row[2].flatMap(AppleEnvironment.init(rawValue:)),
+            let deadlineMs = row[3].flatMap({ Int64($0) }), let createdAtMs = row[4].flatMap({ Int64($0) }),
+            let attempts = row[5].flatMap({ Int($0) })
+        else { return nil }
+        let consent = row[13].flatMap { Int64($0) }.map {
+            ConsumptionConsent(consentedAtMs: $0, withdrawnAtMs: row[14].flatMap { Int64($0) })
+        }
+        let facts = ConsumptionDecision.Facts(
+            delivered: row[9] == "1", answeredConsumedMilli: row[8].flatMap { Int($0) },
+            recordedConsumedMilli: row[10].flatMap { Int($0) },
+            policy: row[11].flatMap(RefundPolicy.init(rawValue:)) ?? .none, consent: consent,
+            isAutoRenewableSubscription: row[7] == AppStoreConsumptionRequest.autoRenewableProductType,
+            sampleContentProvided: row[12] == "1")
+        return Claimed(
+            requestID: requestID, transactionID: transactionID, environment: environment, deadlineMs: deadlineMs,
+            createdAtMs: createdAtMs, attempts: attempts, eventPending: row[6].map { $0 == "pending" }, facts: facts,
+            lease: lease)
+    }
+
+    /// Not yet: looked at again at `atMs`, the lease given back (no PUT was made).
+    func postpone(_ claimed: Claimed, untilMs atMs: Int64) throws(MariaDBError) {
+        try connection.execute(
+            """
+            UPDATE consumption_requests SET next_attempt_at = ?, lease_expires_at = NULL
+            WHERE request_id = ? AND status = 'pending' AND lease_expires_at = ?
+            """,
+            [.text(AppleDate.sqlDateTime(ms: atMs)), .integer(Int64(claimed.requestID)), .text(claimed.lease)])
+    }
+
+    /// Closed without a PUT: `no_consent`, or `expired` when its deadline passed first.
+    func close(_ claimed: Claimed, status: String, error: String?) throws(MariaDBError) {
+        try connection.execute(
+            """
+            UPDATE consumption_requests SET status = ?, last_error = COALESCE(?, last_error), next_attempt_at = NULL,
+              lease_expires_at = NULL
+            WHERE request_id = ? AND status = 'pending' AND lease_expires_at = ?
+            """,
+            [.text(status), error.map(SQLValue.text) ?? .null, .integer(Int64(claimed.requestID)), .text(claimed.lease)])
+    }
+
+    /// Records a PUT of `body` and what came of it. False when the row no longer
+    /// held the lease (it ended, and another sender took the request).
+    func recordPut(
+        _ claimed: Claimed, body: String, preference: String?, outcome: ConsumptionRetryPolicy.Outcome, at time: Timestamp
+    ) throws(MariaDBError) -> Bool {
+        let status: String
+        var nextAttempt = SQLValue.null
+        var error: SQLValue = .null
+        var sentAt = SQLValue.null
+        switch outcome {
+        case .sent:
+            status = "sent"
+            sentAt = .text(time.sql)
+        case .retry(let atMs, let reason):
+            status = "pending"
+            nextAttempt = .text(AppleDate.sqlDateTime(ms: atMs))
+            error = .text(String(reason.prefix(255)))
+        case .expired(let reason):
+            status = "expired"
+            error = .text(String(reason.prefix(255)))
+        case .failed(let reason):
+            status = "failed"
+            error = .text(String(reason.prefix(255)))
+        }
+        return try connection.execute(
+            """
+            UPDATE consumption_requests SET status = ?, attempts = attempts + 1, next_attempt_at = ?,
+              last_error = COALESCE(?, last_error), sent_at = ?, sent_body = ?, refund_preference_sent = ?,
+              lease_expires_at = NULL
+            WHERE request_id = ? AND status = 'pending' AND lease_expires_at = ?
+            """,
+            [.text(status), nextAttempt, error, sentAt, .text(body), preference.map(SQLValue.text) ?? .null,
+             .integer(Int64(claimed.requestID)), .text(claimed.lease)]
+        ).affectedRows == 1
+    }
+}
