@@ -55,6 +55,8 @@ public struct ServiceConfiguration: Equatable, Sendable {
     public var webhook: WebhookConfiguration?
     /// `IAP_METRICS_LISTEN`, `IAP_LOG_FORMAT`; see `OperationsConfiguration`.
     public var operations: OperationsConfiguration
+    /// `IAP_CONSOLE_*`: nil (the default) serves no support console; see `ConsoleConfiguration`.
+    public var console: ConsoleConfiguration? = nil
 
     public static let defaultProductionURL = "https://buy.itunes.apple.com/verifyReceipt"
     public static let defaultSandboxURL = "https://sandbox.itunes.apple.com/verifyReceipt"
@@ -168,7 +170,7 @@ public struct ServiceConfiguration: Equatable, Sendable {
                 "IAP_VERIFY_QUEUE_MIB", default: QueueLimit.defaultMiB, in: QueueLimit.mibRange,
                 "must be a whole number of MiB from 1 to 65536") << 20)
 
-        return ServiceConfiguration(
+        var configuration = ServiceConfiguration(
             listen: listen,
             database: database,
             bundleIDs: bundleIDs,
@@ -192,6 +194,8 @@ public struct ServiceConfiguration: Equatable, Sendable {
             appStore: try AppStoreServerAPIConfiguration.fromEnvironment(env),
             webhook: try WebhookConfiguration.fromEnvironment(env),
             operations: try OperationsConfiguration.fromEnvironment(env))
+        configuration.console = try ConsoleConfiguration.fromEnvironment(env, publicListen: listen)
+        return configuration
     }
 
     /// The rule of `IAP_LISTEN` for a socket the service inherits (fd 0), whose
