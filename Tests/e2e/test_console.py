@@ -345,3 +345,83 @@ def test_every_answer_forbids_framing_caching_and_foreign_content():
     cookie = client.get(console_url() + "/console/login", timeout=30).headers["Set-Cookie"]
     for attribute in ("HttpOnly", "Secure", "SameSite=Strict"):
         assert attribute in cookie, cookie
+
+
+def test_an_admin_sets_the_review_switch_and_manages_staff(browser_factory, db):
+    admin = add_staff("admin")
+    driver = browser_factory()
+    login(driver, admin)
+    driver.get(console_url() + "/console/settings")
+    driver.find_element(By.ID, "review-value").clear()
+    driver.find_element(By.ID, "review-value").send_keys("9.9.1")
+    click(driver, By.ID, "set-review")
+    assert db.setting("review_version") == "", "not before confirming"
+    click(driver, By.ID, "confirm")
+    assert driver.find_element(By.ID, "result").text == "review version set to 9.9.1"
+    assert db.setting("review_version") == "9.9.1"
+    driver.get(console_url() + "/console/settings")
+    driver.find_element(By.ID, "review-value").clear()   # empty: no version in review
+    click(driver, By.ID, "set-review")
+    click(driver, By.ID, "confirm")
+    assert db.setting("review_version") == ""
+    tester = f"tester-{uuid.uuid4().hex[:8]}"
+    for users in (tester, ""):   # set, then back to none
+        driver.get(console_url() + "/console/settings")
+        driver.find_element(By.ID, "sandbox-value").clear()
+        driver.find_element(By.ID, "sandbox-value").send_keys(users)
+        click(driver, By.ID, "set-sandbox")
+        click(driver, By.ID, "confirm")
+        assert db.setting("sandbox_users") == users
+
+    newcomer = f"new-{uuid.uuid4().hex[:8]}"
+    driver.get(console_url() + "/console/staff")
+    driver.find_element(By.ID, "new-name").send_keys(newcomer)
+    Select(driver.find_element(By.ID, "new-role")).select_by_visible_text("support")
+    driver.find_element(By.ID, "new-password").send_keys(PASSWORD)
+    click(driver, By.ID, "add-staff")
+    click(driver, By.ID, "confirm")
+    assert driver.find_element(By.ID, "result").text == f"staff {newcomer} added as support"
+    newcomer_session, _ = session_client(newcomer)   # the new account logs in
+    driver.get(console_url() + "/console/staff")
+    click(driver, By.XPATH, f"//table[@id='staff']//tr[td[1]='{newcomer}']//button")
+    click(driver, By.ID, "confirm")
+    assert driver.find_element(By.ID, "result").text == f"staff {newcomer} disabled"
+    answer = newcomer_session.get(console_url() + "/console/", timeout=30, allow_redirects=False)
+    assert answer.status_code == 303, "a disabled account's session ends at once"
+    rows = db.query("SELECT action, target, result FROM staff_audit WHERE staff_name = %s ORDER BY audit_id", admin)
+    assert [row["action"] for row in rows] == ["review_version", "review_version", "sandbox_users", "sandbox_users",
+                                              "staff_add", "staff_disable"], rows
+
+
+def test_iapctl_staff_passwd_and_disable(db):
+    name = add_staff("viewer")
+    first, _ = session_client(name)
+    result = subprocess.run([str(IAPCTL), "staff", "passwd", name, "--password-stdin"], cwd=REPO,
+                            input="another long password\n", capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert first.get(console_url() + "/console/", timeout=30, allow_redirects=False).status_code == 303
+    result = subprocess.run([str(IAPCTL), "staff", "add", name, "--role", "viewer", "--password-stdin"], cwd=REPO,
+                            input=PASSWORD + "\n", capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0 and "exists" in result.stderr
+    result = subprocess.run([str(IAPCTL), "staff", "add", "short-" + name, "--role", "viewer", "--password-stdin"],
+                            cwd=REPO, input="short\n", capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0 and "at least 12" in result.stderr
+    result = subprocess.run([str(IAPCTL), "staff", "disable", name], cwd=REPO, capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stderr
+    listed = subprocess.run([str(IAPCTL), "staff", "list"], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert f"{name}\tviewer\tdisabled" in listed.stdout.splitlines()
+    hashes = db.scalar("SELECT password_hash FROM staff WHERE name = %s", name)
+    assert hashes.startswith("scrypt$15$8$1$") and "another" not in hashes
+
+
+def test_reports_show_the_report_views_figures(browser_factory, api, db, receipts):
+    viewer = add_staff("viewer")
+    delivered_purchase(api, receipts, new_user_id())
+    row = db.one("SELECT day, product_id, currency, deliveries FROM report_daily_revenue"
+                 " WHERE day = UTC_DATE() AND product_id = %s", PAY_6)
+    driver = browser_factory()
+    login(driver, viewer)
+    driver.get(console_url() + "/console/reports")
+    bar = f"{row['day']} {row['product_id']} {row['currency']}: {row['deliveries']}</title>"
+    assert bar in driver.page_source, "the deliveries chart's bar of today is the view's figure"
