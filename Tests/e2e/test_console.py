@@ -13,7 +13,6 @@ import requests
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 import fastcgi_client
@@ -75,9 +74,10 @@ def browser_factory():
 def click(driver, by, selector):
     """Clicks what submits a form or follows a link, and waits until the next page replaced this one
     (a click returns before the navigation it starts)."""
-    page = driver.find_element(By.TAG_NAME, "html")
+    driver.execute_script("window.consoleTestBeforeClick = true")   # a new page has a new window object
     driver.find_element(by, selector).click()
-    WebDriverWait(driver, 60).until(expected_conditions.staleness_of(page))
+    WebDriverWait(driver, 60).until(lambda _: driver.execute_script(
+        "return window.consoleTestBeforeClick === undefined && document.readyState === 'complete'"))
 
 
 def login(driver, name, password=PASSWORD):
@@ -288,7 +288,7 @@ def test_data_holding_script_and_quotes_renders_as_text(browser_factory, api, db
     db.execute(
         "INSERT INTO notifications (notification_uuid, notification_type, subtype, environment, transaction_id,"
         " signed_date, signed_payload, received_at, source, applied, effect)"
-        " VALUES (%s, 'REFUND', %s, 'Production', %s, UTC_TIMESTAMP(3), 'x', UTC_TIMESTAMP(3), 'post', 0, 'none')",
+        " VALUES (%s, 'REFUND', %s, 'Production', %s, UTC_TIMESTAMP(3), 'x', UTC_TIMESTAMP(3), 'post', 0, 'stored')",
         str(uuid.uuid4()), XSS[:64], transaction_id)
     driver = browser_factory()
     login(driver, viewer)
@@ -376,9 +376,9 @@ def test_an_admin_sets_the_review_switch_and_manages_staff(browser_factory, db):
     newcomer = f"new-{uuid.uuid4().hex[:8]}"
     driver.get(console_url() + "/console/staff")
     driver.find_element(By.ID, "new-name").send_keys(newcomer)
-    Select(driver.find_element(By.ID, "new-role")).select_by_visible_text("support")
-    driver.find_element(By.ID, "new-password").send_keys(PASSWORD)
+    Select(driver.find_element(By.ID, "new-role")).select_by_value("support")
     click(driver, By.ID, "add-staff")
+    driver.find_element(By.ID, "confirm-password").send_keys(PASSWORD)
     click(driver, By.ID, "confirm")
     assert driver.find_element(By.ID, "result").text == f"staff {newcomer} added as support"
     newcomer_session, _ = session_client(newcomer)   # the new account logs in

@@ -111,7 +111,9 @@ struct ConsolePages {
         }
         var context: [String: Any] = [
             "question": request.action.question, "action": request.action.rawValue, "target": request.target,
-            "value": request.value, "role": request.role, "password": request.password, "back": back(request),
+            "value": request.value, "role": request.role, "back": back(request),
+            // A new account's password is typed here, on the page that submits it: never sent back in a page.
+            "asksPassword": request.action == .staffAdd,
         ]
         if let user = request.userID { context["user"] = user }
         return page("Confirm", "confirm", context)

@@ -102,7 +102,8 @@ enum ConsoleTemplates {
             <form method="post" action="/console/act"><input type="hidden" name="csrf" value="{{csrf}}">
             <input type="hidden" name="action" value="{{action}}"><input type="hidden" name="user" value="{{user}}">
             <input type="hidden" name="target" value="{{target}}"><input type="hidden" name="value" value="{{value}}">
-            <input type="hidden" name="role" value="{{role}}"><input type="hidden" name="password" value="{{password}}">
+            <input type="hidden" name="role" value="{{role}}">
+            {{#asksPassword}}<label>Password of the new account <input name="password" id="confirm-password" type="password" autocomplete="new-password" required></label>{{/asksPassword}}
             <button type="submit" id="confirm">Confirm</button> <a href="{{back}}">Cancel</a></form>
             """,
         "result": """
@@ -132,8 +133,7 @@ enum ConsoleTemplates {
             <h2>New account</h2>
             <form method="post" action="/console/confirm"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="action" value="staff_add">
             <label>Name <input name="target" id="new-name" required></label>
-            <label>Role <select name="role" id="new-role"><option>viewer</option><option>support</option><option>admin</option></select></label>
-            <label>Password <input name="password" id="new-password" type="password" required></label>
+            <label>Role <select name="role" id="new-role"><option value="viewer">viewer</option><option value="support">support</option><option value="admin">admin</option></select></label>
             <button type="submit" id="add-staff">Add…</button></form>
             """,
     ]
