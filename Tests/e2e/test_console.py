@@ -256,11 +256,15 @@ def test_wrong_passwords_lock_the_name_out(browser_factory):
     assert "/console/login" in driver.current_url or driver.find_elements(By.ID, "login")
 
 
-def test_a_session_ends_when_idle_or_old(browser_factory, db):
+def test_a_session_ends_at_logout_when_idle_or_old(browser_factory, db):
     name = add_staff("viewer")
     driver = browser_factory()
     login(driver, name)
     staff_id = db.scalar("SELECT staff_id FROM staff WHERE name = %s", name)
+    click(driver, By.CSS_SELECTOR, "form.logout button")
+    assert driver.current_url.endswith("/console/login"), driver.current_url
+    assert db.scalar("SELECT COUNT(*) FROM staff_sessions WHERE staff_id = %s", staff_id) == 0, "logged out"
+    login(driver, name)
     driver.get(console_url() + "/console/reports")
     assert driver.find_elements(By.CSS_SELECTOR, "svg.chart")
     # 31 minutes without a request (the idle timeout is 30).
