@@ -21,6 +21,8 @@ public struct SVGBarChart: Sendable {
     public static let width = 720
     public static let height = 240
     static let margin = (left: 48, top: 28, bottom: 40)
+    /// Characters of a series name the legend shows.
+    static let legendCharacters = 26
     /// The series colours, in turn.
     static let palette = ["#3b6ea5", "#d08c2c", "#5a9a58", "#b4485a", "#7d5ba6", "#4c9aa0", "#8a7f3a", "#666666"]
 
@@ -70,7 +72,9 @@ public struct SVGBarChart: Sendable {
             let x = Self.margin.left + (seriesIndex % 4) * 170
             let y = baseline + 28 + (seriesIndex / 4) * 12
             out += "<rect x=\"\(x)\" y=\"\(y - 8)\" width=\"8\" height=\"8\" fill=\"\(Self.palette[seriesIndex % Self.palette.count])\"/>"
-            out += "<text x=\"\(x + 12)\" y=\"\(y)\">\(Self.escape(one.name))</text>"
+            // 170 pixels a name: a longer one is cut there, and whole in its tooltip.
+            let shown = one.name.count > Self.legendCharacters ? one.name.prefix(Self.legendCharacters - 1) + "…" : one.name
+            out += "<text x=\"\(x + 12)\" y=\"\(y)\"><title>\(Self.escape(one.name))</title>\(Self.escape(shown))</text>"
         }
         return out + "</svg>"
     }

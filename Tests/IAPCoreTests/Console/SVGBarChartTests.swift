@@ -32,6 +32,13 @@ final class SVGBarChartTests: XCTestCase {
         XCTAssertTrue(svg.contains("x&quot;&gt;&lt;script&gt;&#39;"))
     }
 
+    func testLongNamesAreCutInTheLegendOnly() {
+        let name = String(repeating: "p", count: 40) + " CNY"
+        let svg = SVGBarChart(title: "t", days: ["2026-11-01"], series: [.init(name: name, values: [1])]).svg
+        XCTAssertTrue(svg.contains("<title>\(name)</title>\(String(repeating: "p", count: 25))…</text>"))
+        XCTAssertTrue(svg.contains("2026-11-01 \(name): 1</title>"), "the bar's tooltip names it whole")
+    }
+
     func testEmptyRangeSaysSo() {
         XCTAssertTrue(SVGBarChart(title: "t", days: [], series: []).svg.contains("no data in this range"))
     }
