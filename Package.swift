@@ -42,6 +42,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // The support console's pages: Mustache templates, HTML-escaped by default.
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", exact: "2.1.1"),
     ],
     targets: [
         // C libraries, through system-library targets with typed shims where Swift cannot call C.
@@ -49,6 +51,8 @@ let package = Package(
         .systemLibrary(name: "CMariaDB", pkgConfig: "libmariadb", providers: [.apt(["libmariadb-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev", "libssl-dev"])]),
         .systemLibrary(name: "CMalloc", providers: [.apt(["libjemalloc-dev"])]),   // the allocator
+        // OpenSSL's scrypt for staff passwords (libcrypto is linked already, through libcurl).
+        .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // Pure logic: no I/O, unit tested.
         .target(
@@ -77,8 +81,9 @@ let package = Package(
         .target(
             name: "IAPService",
             dependencies: [
-                "IAPCore", "FastCGI", "MariaDB", "Curl", "CMalloc", "SignedData",
+                "IAPCore", "FastCGI", "MariaDB", "Curl", "CMalloc", "SignedData", "CLibCrypto",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),

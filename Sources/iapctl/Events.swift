@@ -1,4 +1,5 @@
 import ArgumentParser
+import IAPService
 import MariaDB
 
 /// `iapctl events`: the events for the game (API.md "Events for the game") and
@@ -46,24 +47,14 @@ struct Events: ParsableCommand {
         var eventID: UInt64
 
         func run() throws {
-            let connection = try AdminDatabase.connect()
-            let changed = try connection.execute(
-                """
-                UPDATE events SET status = 'pending', attempts = 0, next_attempt_at = NULL, lease_expires_at = NULL,
-                  sent_at = NULL, redelivered_at = UTC_TIMESTAMP(3)
-                WHERE event_id = ? AND status IN ('failed', 'sent')
-                """,
-                [.integer(Int64(eventID))]
-            ).affectedRows
-            if changed == 1 {
+            switch try EventRedelivery.redeliver(eventID: eventID, AdminDatabase.connect()) {
+            case .pending:
                 print("\(eventID)\tpending")
-                return
+            case .noSuchEvent:
+                throw AdminError("no event \(eventID)")
+            case .stillSending(let status):
+                throw AdminError("event \(eventID) is \(status): it is still being sent, nothing to redeliver")
             }
-            let status = try connection.execute(
-                "SELECT status FROM events WHERE event_id = ?", [.integer(Int64(eventID))]
-            ).first?[0]
-            guard let status else { throw AdminError("no event \(eventID)") }
-            throw AdminError("event \(eventID) is \(status): it is still being sent, nothing to redeliver")
         }
     }
 }

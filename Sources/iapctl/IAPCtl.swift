@@ -13,6 +13,6 @@ struct IAPCtl: ParsableCommand {
         version: "iapctl \(ServiceVersion.current)",
         subcommands: [
             Migrate.self, ReviewVersion.self, SandboxUsers.self, Products.self, RetryPending.self, Lookup.self,
-            TransactionInfo.self, Notifications.self, Events.self, Consumption.self, Prune.self, Status.self,
+            TransactionInfo.self, Notifications.self, Events.self, Consumption.self, Prune.self, Status.self, Staff.self,
         ])
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import IAPCore
+import IAPService
 
 /// `iapctl review-version [X | --clear]`: shows, sets or clears the app version
 /// in App Review. While it is set, sandbox receipts from that app version are
@@ -18,14 +19,8 @@ struct ReviewVersion: ParsableCommand {
 
     func validate() throws {
         if clear && version != nil { throw ValidationError("give a version or --clear, not both") }
-        guard let version else { return }
-        if version.isEmpty || version.count > 32 || !version.allSatisfy({ $0.isASCII && !$0.isWhitespace }) {
-            throw ValidationError("a version is 1 to 32 printable ASCII characters, e.g. 1.3.0")
-        }
-        if ReviewVersionRule.isPlaceholder(version) {
-            throw ValidationError(
-                "\(version) looks like a placeholder, and any sandbox tester can send it as app_version "
-                    + "(GET /v1/version publishes it): to leave review, use `iapctl review-version --clear`")
+        if let version, let problem = Setting.reviewVersionProblem(version) {
+            throw ValidationError(problem)
         }
     }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import IAPService
 
 /// `iapctl sandbox-users`: the users whose sandbox receipts are honoured under
 /// the `review` policy (testers of a live app).
@@ -14,20 +15,19 @@ struct SandboxUsers: ParsableCommand {
 
     func validate() throws {
         guard ["list", "add", "remove"].contains(action) else { throw ValidationError("action is list, add or remove") }
-        if action != "list" && (userID?.isEmpty ?? true) { throw ValidationError("\(action) needs a user id") }
-        if let userID, userID.contains(",") { throw ValidationError("a user id cannot contain a comma") }
+        if action != "list", let problem = Setting.sandboxUserProblem(userID ?? "") { throw ValidationError(problem) }
     }
 
     func run() throws {
         let connection = try AdminDatabase.connect()
-        var users = try Setting.read("sandbox_users", connection).split(separator: ",").map(String.init)
+        var users = try Setting.sandboxUsers(connection)
         if let userID, action == "add", !users.contains(userID) {
             users.append(userID)
         } else if let userID, action == "remove" {
             users.removeAll { $0 == userID }
         }
         if action != "list" {
-            try Setting.write("sandbox_users", users.joined(separator: ","), connection)
+            try Setting.writeSandboxUsers(users, connection)
         }
         users.forEach { print($0) }
     }

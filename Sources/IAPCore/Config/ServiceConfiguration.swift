@@ -57,6 +57,8 @@ public struct ServiceConfiguration: Equatable, Sendable {
     public var operations: OperationsConfiguration
     /// `IAP_CONSUMPTION`: `on` (the default) answers refund requests; see `ConsumptionSetting`.
     public var consumption: ConsumptionSetting
+    /// `IAP_CONSOLE_*`: nil (the default) serves no support console; see `ConsoleConfiguration`.
+    public var console: ConsoleConfiguration? = nil
 
     public static let defaultProductionURL = "https://buy.itunes.apple.com/verifyReceipt"
     public static let defaultSandboxURL = "https://sandbox.itunes.apple.com/verifyReceipt"
@@ -172,7 +174,7 @@ public struct ServiceConfiguration: Equatable, Sendable {
                 "IAP_VERIFY_QUEUE_MIB", default: QueueLimit.defaultMiB, in: QueueLimit.mibRange,
                 "must be a whole number of MiB from 1 to 65536") << 20)
 
-        return ServiceConfiguration(
+        var configuration = ServiceConfiguration(
             listen: listen,
             database: database,
             bundleIDs: bundleIDs,
@@ -197,6 +199,8 @@ public struct ServiceConfiguration: Equatable, Sendable {
             webhook: try WebhookConfiguration.fromEnvironment(env),
             operations: try OperationsConfiguration.fromEnvironment(env),
             consumption: try ConsumptionSetting.fromEnvironment(reader))
+        configuration.console = try ConsoleConfiguration.fromEnvironment(env, publicListen: listen)
+        return configuration
     }
 
     /// The rule of `IAP_LISTEN` for a socket the service inherits (fd 0), whose

@@ -26,6 +26,8 @@ public final class Service: Sendable {
     private let descriptorLimit: UInt64
     /// `IAP_METRICS_LISTEN`'s listener and thread; nil when unset.
     private let metrics: MetricsEndpoint?
+    /// `IAP_CONSOLE_LISTEN`'s listener and threads; nil when unset.
+    private let console: ConsoleEndpoint?
 
     /// Delivery threads: each holds a database connection for the step after Apple.
     static let deliveryThreads = 1
@@ -119,6 +121,10 @@ public final class Service: Sendable {
                 verifier: signedData, bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy,
                 settings: settings),
             version: VersionRoute(settings: settings), health: HealthRoute())
+        let appStoreServer = self.appStoreServer
+        console = try configuration.console.map {
+            try ConsoleEndpoint($0, service: configuration, policy: policy, appStoreServer: appStoreServer)
+        }
     }
 
     /// The roots a StoreKit 2 JWS must chain to: `IAP_APPLE_ROOT_CA_FILE`, else
@@ -147,11 +153,15 @@ public final class Service: Sendable {
                 acceptLoop(worker: WorkerContext(database: database))
             }
         }
+        let consoleThreads = console?.start(database: database, inflight: inflight) ?? []
+        if let console { Log.event("support console on \(console.configuration.listen)") }
         Log.event("serving on \(configuration.listen) with \(configuration.acceptThreads) accept threads, \(descriptorLimit) file descriptors")
         let signal = signals.wait()
         Log.event("signal \(signal): no new requests; finishing \(inflight.current) under way")
         listener.stopAccepting()
+        console?.listener.stopAccepting()
         acceptThreads.forEach(joinThread)
+        consoleThreads.forEach(joinThread)
         let drained = inflight.waitUntilIdle(seconds: Self.shutdownGraceSeconds)
         finisher?.stop()  // before Apple's client: its calls end first
         consumption?.stop()  // before Apple's client: its PUT under way completes there

@@ -44,10 +44,13 @@ public struct LookupDelivery {
 
     private let connection: MariaDBConnection
     private let delivery: SignedTransactionDelivery
+    /// `receipts.client_ip` of the audit rows it writes: `iapctl`, or `console` for the support console.
+    private let auditClientAddress: String
 
     /// Reads the settings (review version, sandbox users, catalog) once, for the sandbox policy.
-    public init(configuration: ServiceConfiguration, connection: MariaDBConnection) {
+    public init(configuration: ServiceConfiguration, connection: MariaDBConnection, auditClientAddress: String = "iapctl") {
         self.connection = connection
+        self.auditClientAddress = auditClientAddress
         let settings = SettingsCache()
         settings.refresh(connection)
         delivery = SignedTransactionDelivery(
@@ -94,7 +97,7 @@ public struct LookupDelivery {
         }
         let row = SignedTransactionAudit.Row(
             jws: verified.jws, orderID: order.orderID, userID: order.userID, appVersion: nil,
-            clientAddress: Self.clientAddress, outcome: .verified(signed), receivedAt: .now())
+            clientAddress: auditClientAddress, outcome: .verified(signed), receivedAt: .now())
         guard let receiptID = try SignedTransactionAudit(connection: connection).record([row]).first else {
             return .retryLater
         }
@@ -119,7 +122,4 @@ public struct LookupDelivery {
         case nil: return .retryLater
         }
     }
-
-    /// `receipts.client_ip` of the rows `--deliver` writes: no client address, the tool.
-    static let clientAddress = "iapctl"
 }

@@ -1,0 +1,120 @@
+import IAPCore
+import MariaDB
+
+/// A request to the console: what `HTTPRequest` carries, and the cookies.
+struct ConsoleRequest {
+    let http: HTTPRequest
+    let cookieHeader: String?
+
+    var clientAddress: String { http.clientAddress ?? "-" }
+    var form: FormFields { FormFields(body: http.body) }
+    var query: FormFields { FormFields(http.query) }
+    func cookie(_ name: String) -> String? { CookieHeader.value(of: name, in: cookieHeader) }
+}
+
+/// The console's pages and actions (paths under `/console/`). Every page but
+/// the login needs a session; every POST needs the session's CSRF token (the
+/// login form, a token of its own in a cookie); every answer carries the
+/// headers of `ConsolePage`.
+struct ConsoleRouter: Sendable {
+    let configuration: ServiceConfiguration
+    let console: ConsoleConfiguration
+    let appStoreServer: AppStoreServerClient?
+
+    static let sessionCookie = "iap_console"
+    static let loginCookie = "iap_console_login"
+
+    func handle(_ request: ConsoleRequest, connection: MariaDBConnection) -> Response {
+        do {
+            return try route(request, connection: connection)
+        } catch {
+            Log.event("console: \(request.http.method) \(request.http.path) failed: \(error)")
+            return ConsolePage.html(500, title: "Error", body: "<p>The database failed; try again.</p>", staff: nil)
+        }
+    }
+
+    private func route(_ request: ConsoleRequest, connection: MariaDBConnection) throws -> Response {
+        let method = request.http.method, path = request.http.path
+        switch (method, path) {
+        case ("GET", "/console/style.css"):
+            return ConsolePage.stylesheet()
+        case ("GET", "/console/login"):
+            return loginPage(notice: nil)
+        case ("POST", "/console/login"):
+            return try login(request, connection: connection)
+        default:
+            break
+        }
+        guard Self.knownPaths.contains(path) else { return ConsolePage.notFound() }
+        let sessions = ConsoleSessions(
+            connection: connection,
+            lifetime: SessionLifetime(idleSeconds: console.idleTimeoutSeconds, absoluteSeconds: console.absoluteTimeoutSeconds))
+        guard let session = try sessions.current(token: request.cookie(Self.sessionCookie)) else {
+            return method == "GET" ? ConsolePage.redirect("/console/login") : ConsolePage.forbidden("Your session ended: log in again.", staff: nil)
+        }
+        if method == "POST" {
+            guard let csrf = request.form["csrf"], ConstantTime.equal(csrf, session.csrfToken) else {
+                return ConsolePage.forbidden("This form is not from your session (CSRF token refused): reload the page.", staff: session)
+            }
+        }
+        let pages = ConsolePages(connection: connection, session: session, actions: actions(connection))
+        switch (method, path) {
+        case ("POST", "/console/logout"):
+            try sessions.close(tokenSHA256: session.tokenSHA256)
+            return ConsolePage.redirect("/console/login", cookies: [ConsolePage.expiredCookie(Self.sessionCookie)])
+        case ("GET", "/console/"): return pages.search(kind: .userID, query: "", notice: nil)
+        case ("GET", "/console/search"): return try pages.searchResults(request.query)
+        case ("GET", "/console/player"): return try pages.player(request.query["user"] ?? "")
+        case ("GET", "/console/lookup"): return try pages.lookup(request.query["order"] ?? "")
+        case ("GET", "/console/reports"): return try pages.reports(request.query)
+        case ("GET", "/console/settings"): return try pages.settings()
+        case ("GET", "/console/staff"): return try pages.staff()
+        case ("POST", "/console/confirm"): return pages.confirm(request.form)
+        case ("POST", "/console/act"): return try pages.act(request.form, from: request.http.clientAddress)
+        default: return ConsolePage.notFound()
+        }
+    }
+
+    static let knownPaths: Set<String> = [
+        "/console/", "/console/logout", "/console/search", "/console/player", "/console/lookup", "/console/reports",
+        "/console/settings", "/console/staff", "/console/confirm", "/console/act",
+    ]
+
+    private func actions(_ connection: MariaDBConnection) -> ConsoleActions {
+        ConsoleActions(connection: connection, configuration: configuration, appStoreServer: appStoreServer)
+    }
+
+    /// The login form, with a fresh token in a cookie and in the form (double submit: a page of another
+    /// site can neither read the cookie nor, SameSite=Strict, send it).
+    private func loginPage(notice: String?, status: Int = 200) -> Response {
+        let token = StaffPassword.randomToken()
+        return ConsolePage.html(
+            status, title: "Log in", body: ConsoleTemplates.render("login", ["csrf": token]), staff: nil, notice: notice,
+            cookies: [ConsolePage.cookie(Self.loginCookie, token)])
+    }
+
+    private func login(_ request: ConsoleRequest, connection: MariaDBConnection) throws -> Response {
+        let form = request.form
+        guard let token = request.cookie(Self.loginCookie), let sent = form["csrf"], ConstantTime.equal(token, sent) else {
+            return loginPage(notice: "This form is not from this browser's session (CSRF token refused): try again.", status: 403)
+        }
+        let name = form["name"] ?? "", password = form["password"] ?? ""
+        let attempts = LoginAttempts(connection: connection, throttle: .standard)
+        guard try attempts.allowed(name: name, address: request.clientAddress) else {
+            return loginPage(notice: "Too many failed logins: wait 15 minutes, or ask an admin.", status: 429)
+        }
+        let store = StaffStore(connection: connection)
+        guard let account = try store.account(named: name), !account.disabled,
+            StaffPassword.verify(password, against: account.passwordHash)
+        else {
+            try attempts.recordFailure(name: name, address: request.clientAddress)
+            return loginPage(notice: "Wrong name or password.", status: 403)
+        }
+        try attempts.recordSuccess(name: name)
+        let sessionToken = try ConsoleSessions(
+            connection: connection, lifetime: SessionLifetime(idleSeconds: console.idleTimeoutSeconds, absoluteSeconds: console.absoluteTimeoutSeconds)
+        ).open(staffID: account.staffID, clientAddress: request.http.clientAddress)
+        return ConsolePage.redirect(
+            "/console/", cookies: [ConsolePage.cookie(Self.sessionCookie, sessionToken), ConsolePage.expiredCookie(Self.loginCookie)])
+    }
+}

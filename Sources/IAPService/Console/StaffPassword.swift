@@ -1,0 +1,67 @@
+import CLibCrypto
+import IAPCore
+
+/// Staff passwords, hashed with scrypt (OpenSSL's `EVP_PBE_scrypt`): 32 MiB
+/// and about 0.1 s per hash, so that a stolen `staff` table is slow to guess.
+/// Stored as `scrypt$log2N$r$p$salt$hash` (hex), so that the cost can be raised
+/// later without breaking the hashes already stored.
+public enum StaffPassword {
+    static let log2N = 15
+    static let blockSize = 8
+    static let parallelism = 1
+    static let saltBytes = 16
+    static let hashBytes = 32
+
+    /// A new hash of `password` with a fresh random salt.
+    public static func hash(_ password: String) -> String {
+        var salt = [UInt8](repeating: 0, count: saltBytes)
+        var random = SystemRandomNumberGenerator()
+        for index in salt.indices { salt[index] = random.next() }
+        let derived = scrypt(password, salt: salt, log2N: log2N, r: blockSize, p: parallelism)!
+        return "scrypt$\(log2N)$\(blockSize)$\(parallelism)$\(lowercaseHex(salt))$\(lowercaseHex(derived))"
+    }
+
+    /// Whether `password` is the one `stored` was made from. A malformed `stored` matches nothing.
+    public static func verify(_ password: String, against stored: String) -> Bool {
+        let parts = stored.split(separator: "$").map(String.init)
+        guard parts.count == 6, parts[0] == "scrypt", let log2N = Int(parts[1]), (10...20).contains(log2N),
+            let r = Int(parts[2]), (1...32).contains(r), let p = Int(parts[3]), (1...16).contains(p),
+            let salt = bytes(hex: parts[4]), let expected = bytes(hex: parts[5]), expected.count == hashBytes,
+            let derived = scrypt(password, salt: salt, log2N: log2N, r: r, p: p)
+        else { return false }
+        return ConstantTime.equal(lowercaseHex(derived), lowercaseHex(expected))
+    }
+
+    private static func scrypt(_ password: String, salt: [UInt8], log2N: Int, r: Int, p: Int) -> [UInt8]? {
+        var derived = [UInt8](repeating: 0, count: hashBytes)
+        let passwordBytes = Array(password.utf8)
+        let n = UInt64(1) << UInt64(log2N)
+        // 128 * N * r * p bytes, and room.
+        let maxMemory = 128 * n * UInt64(r) * UInt64(p) + (1 << 20)
+        let status = passwordBytes.withUnsafeBufferPointer { passwordBuffer in
+            passwordBuffer.withMemoryRebound(to: CChar.self) { passwordChars in
+                EVP_PBE_scrypt(
+                    passwordChars.baseAddress, passwordChars.count, salt, salt.count, n, UInt64(r), UInt64(p),
+                    maxMemory, &derived, derived.count)
+            }
+        }
+        return status == 1 ? derived : nil
+    }
+
+    private static func bytes(hex: String) -> [UInt8]? {
+        let digits = Array(hex.utf8)
+        guard digits.count % 2 == 0, !digits.isEmpty else { return nil }
+        var out: [UInt8] = []
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let byte = UInt8(String(decoding: digits[index...index + 1], as: UTF8.self), radix: 16) else { return nil }
+            out.append(byte)
+        }
+        return out
+    }
+
+    /// 32 random bytes in hex: a session cookie or a CSRF token.
+    static func randomToken() -> String {
+        var random = SystemRandomNumberGenerator()
+        return lowercaseHex((0..<32).map { _ in UInt8.random(in: 0...255, using: &random) })
+    }
+}
