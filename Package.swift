@@ -66,6 +66,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // App receipts (PKCS#7, iOS 7+) verified offline: pure, no I/O but what the caller hands it.
+        .target(
+            name: "AppReceipt",
+            dependencies: [
+                "IAPCore", "SignedData",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: swiftSettings
+        ),
 
         // Thin Swift owners of the C handles.
         .target(name: "FastCGI", dependencies: ["CFastCGI"], swiftSettings: swiftSettings),
@@ -76,7 +87,7 @@ let package = Package(
         .target(
             name: "IAPService",
             dependencies: [
-                "IAPCore", "FastCGI", "MariaDB", "Curl", "CMalloc", "SignedData",
+                "IAPCore", "FastCGI", "MariaDB", "Curl", "CMalloc", "SignedData", "AppReceipt",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -91,7 +102,7 @@ let package = Package(
         .executableTarget(
             name: "iapctl",
             dependencies: [
-                "IAPCore", "IAPService", "MariaDB", "SignedData",
+                "IAPCore", "IAPService", "MariaDB", "SignedData", "AppReceipt",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -100,6 +111,12 @@ let package = Package(
         .testTarget(
             name: "IAPCoreTests",
             dependencies: ["IAPCore", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "AppReceiptTests",
+            dependencies: ["AppReceipt", "SignedData", "IAPCore", .product(name: "Crypto", package: "swift-crypto")],
+            exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
         .testTarget(
