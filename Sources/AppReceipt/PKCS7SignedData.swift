@@ -73,7 +73,7 @@ struct PKCS7SignedData {
     private init(signedData node: ASN1Node) throws {
         self = try BER.sequence(node, identifier: .sequence) { nodes in
             _ = try Int(berEncoded: &nodes)  // version
-            _ = try BER.set(try required(nodes.next()), identifier: .set) { _ in }  // digestAlgorithms
+            guard try required(nodes.next()).identifier == .set else { throw AppReceiptError.malformed }  // digestAlgorithms
             let content = try Self.attachedData(try required(nodes.next()))
             var certificates: [ArraySlice<UInt8>] = []
             var certificatesEncoding: ArraySlice<UInt8> = []
@@ -183,8 +183,10 @@ extension PKCS7SignedData.SignedAttributes {
             body += attribute.encodedBytes
             try BER.sequence(attribute, identifier: .sequence) { parts in
                 let type = try ASN1ObjectIdentifier(berEncoded: &parts)
-                guard let values = parts.next(), parts.next() == nil else { throw AppReceiptError.malformed }
-                let first = try BER.set(values, identifier: .set) { $0.next() }
+                guard let values = parts.next(), parts.next() == nil, values.identifier == .set,
+                      case .constructed(let members) = values.content
+                else { throw AppReceiptError.malformed }
+                let first = members.first { _ in true }
                 switch type {
                 case PKCS7OID.messageDigest: messageDigest = try first.map { try ASN1OctetString(berEncoded: $0).bytes }
                 case PKCS7OID.contentType: contentType = try first.map { try ASN1ObjectIdentifier(berEncoded: $0) }

@@ -11,6 +11,6 @@ struct IAPCtl: ParsableCommand {
         discussion: "Connects with IAP_DB_HOST, IAP_DB_PORT, IAP_DB_SOCKET, IAP_DB_USER, IAP_DB_PASSWORD, IAP_DB_NAME.",
         subcommands: [
             Migrate.self, ReviewVersion.self, SandboxUsers.self, Products.self, RetryPending.self, Lookup.self,
-            TransactionInfo.self, Notifications.self, Events.self, Prune.self, Status.self,
+            TransactionInfo.self, Notifications.self, Events.self, Prune.self, Status.self, CheckReceipt.self,
         ])
 }

@@ -69,10 +69,11 @@ def text(s, tag=UTF8):
 def date(when):
     return tlv(IA5, b"" if when is None else when.strftime("%Y-%m-%dT%H:%M:%SZ").encode())
 
-def purchase(n, product="com.example.game.coins100", cancelled=None, when=None):
+def purchase(n, product="com.example.game.coins100", cancelled=None, when=None, transaction_id=None):
     when = when or day(2025, 1, 1)
-    fields = [attr(1701, integer(1)), attr(1702, text(product)), attr(1703, text(f"10000001{n:08d}")),
-              attr(1705, text(f"10000001{n:08d}")), attr(1704, date(when)), attr(1706, date(when)),
+    transaction_id = transaction_id or f"10000001{n:08d}"
+    fields = [attr(1701, integer(1)), attr(1702, text(product)), attr(1703, text(transaction_id)),
+              attr(1705, text(transaction_id)), attr(1704, date(when)), attr(1706, date(when)),
               attr(1708, date(None)), attr(1711, integer(0)), attr(1712, date(cancelled)),
               attr(1719, integer(0)), attr(9999, text("an unknown field, skipped"))]
     return attr(17, attr_set(fields))
@@ -151,6 +152,14 @@ def signed_data(content, leaf, leaf_key, chain, digest="sha256", ber=False, sign
     body = (integer(1) + tlv(0x31, digest_algorithm, ber) + encapsulated
             + tlv(0xA0, b"".join(der(c) for c in chain), ber) + tlv(0x31, signer, ber))
     return tlv(0x30, oid("1.2.840.113549.1.7.2") + tlv(0xA0, tlv(0x30, body, ber), ber), ber)
+
+def bench_receipt(pki, transaction_id, product, bundle_id="com.example.game"):
+    """A production receipt made now holding one new purchase (scripts/bench's local case)."""
+    now = datetime.datetime.now(UTC).replace(microsecond=0)
+    content = attr_set([attr(0, text("Production")), attr(2, text(bundle_id)), attr(3, text("1.0")),
+                        attr(12, date(now)), attr(4, os.urandom(8)), attr(5, os.urandom(20)),
+                        purchase(0, product, when=now, transaction_id=transaction_id)])
+    return signed_data(content, pki.leaf, pki.leaf_key, [pki.leaf, pki.intermediate, pki.root])
 
 def write(name, data):
     with open(os.path.join(HERE, name), "wb") as f:
