@@ -53,7 +53,7 @@ public final class AppReceiptVerifier: Sendable {
         // Only now: the leaf's key signed this receipt, so the pair is one a trusted leaf signs with.
         if known == nil { chains.insert(chain, for: key) }
         guard let validity = chain.validity, validity.contains(payload.creationDateMs) else {
-            throw AppReceiptError.notValidAtCreation
+            throw AppReceiptError.expiredAtCreationDate
         }
         guard let environment = payload.acceptedEnvironment else { throw AppReceiptError.unsupportedEnvironment }
         return VerifiedAppReceipt(payload: payload, environment: environment, reply: try payload.appleReply(environment: environment))
@@ -77,11 +77,10 @@ public final class AppReceiptVerifier: Sendable {
         else { throw AppReceiptError.missingCertificate }
         pathValidations.add(1, ordering: .relaxed)
         guard let path = validatedPath(leaf: leaf, intermediate: intermediate), path[1] == intermediate else {
-            // Named by the marker a certificate lacks, whatever else may be wrong with the chain.
-            if leaf.extensions[oid: ReceiptMarkerPolicy.leafMarker] == nil { throw AppReceiptError.missingLeafMarker }
-            if intermediate.extensions[oid: ReceiptMarkerPolicy.intermediateMarker] == nil {
-                throw AppReceiptError.missingIntermediateMarker
-            }
+            // Named by a marker a certificate lacks, whatever else may be wrong with the chain.
+            guard leaf.extensions[oid: ReceiptMarkerPolicy.leafMarker] != nil,
+                  intermediate.extensions[oid: ReceiptMarkerPolicy.intermediateMarker] != nil
+            else { throw AppReceiptError.missingMarkerOID }
             throw AppReceiptError.untrustedChain
         }
         let validity = path.dropFirst().reduce(path[0].validityMs) { $0?.overlap($1.validityMs) }

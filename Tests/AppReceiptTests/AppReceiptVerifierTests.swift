@@ -79,15 +79,15 @@ final class AppReceiptVerifierTests: XCTestCase {
     func testValidityIsCheckedAtTheCreationDateNotNow() throws {
         // The leaf expired in 2021; the receipt was made in 2020.
         XCTAssertEqual(try verifier.verify(Fixtures.receipt("leaf-expired-now")).payload.creationDateMs, 1_590_969_600_000)
-        XCTAssertEqual(refusal("leaf-expired-at-creation"), .notValidAtCreation)
+        XCTAssertEqual(refusal("leaf-expired-at-creation"), .expiredAtCreationDate)
     }
 
     func testEachCheckFailingAloneIsNamed() {
         let cases: [(String, AppReceiptError)] = [
             ("bad-signature", .badSignature),
             ("wrong-root", .untrustedChain),
-            ("leaf-without-marker", .missingLeafMarker),
-            ("intermediate-without-marker", .missingIntermediateMarker),
+            ("leaf-without-marker", .missingMarkerOID),
+            ("intermediate-without-marker", .missingMarkerOID),
             ("xcode-self-signed", .untrustedChain),
             ("xcode-environment", .unsupportedEnvironment),
             ("truncated", .malformed),
@@ -138,7 +138,7 @@ final class AppReceiptVerifierTests: XCTestCase {
         }
         _ = try fresh.verify(Fixtures.receipt("leaf-expired-now"))
         XCTAssertThrowsError(try fresh.verify(Fixtures.receipt("leaf-expired-at-creation"))) {
-            XCTAssertEqual($0 as? AppReceiptError, .notValidAtCreation)
+            XCTAssertEqual($0 as? AppReceiptError, .expiredAtCreationDate)
         }
     }
 
@@ -153,9 +153,12 @@ final class AppReceiptVerifierTests: XCTestCase {
 
     func testCheckNamesAreStable() {
         XCTAssertEqual(AppReceiptError.allCases.map(\.rawValue), [
-            "malformed", "unsupported_content", "missing_certificate", "untrusted_chain", "missing_leaf_marker",
-            "missing_intermediate_marker", "unsupported_signature", "bad_signature", "invalid_payload",
-            "not_valid_at_creation", "unsupported_environment",
+            "malformed", "unsupportedContent", "missingCertificate", "untrustedChain", "missingMarkerOID",
+            "unsupportedSignature", "badSignature", "invalidPayload", "expiredAtCreationDate", "unsupportedEnvironment",
         ])
+        // The same name as the JWS refusal of the same check, in the same audit column.
+        for shared in ["malformed", "untrustedChain", "missingMarkerOID", "badSignature"] {
+            XCTAssertNotNil(SignedDataError(rawValue: shared), shared)
+        }
     }
 }

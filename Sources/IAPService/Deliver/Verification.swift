@@ -211,7 +211,7 @@ final class Verification: Sendable {
         func completion(appleStatus: Int) -> ReceiptStore.AppleAnswerRecord {
             ReceiptStore.AppleAnswerRecord(
                 receiptID: pending.receiptID, environment: outcome.environment, appleStatus: outcome.shownStatus(appleStatus),
-                answer: outcome.lastAnswer, completed: true)
+                answer: outcome.lastAnswer, completed: true, failedCheck: outcome.checkedHere?.failedCheck)
         }
         switch outcome.verdict {
         case .unavailable:

@@ -83,35 +83,32 @@ final class ReceiptChecker: Sendable {
 }
 
 extension AppleOutcome {
-    /// A receipt that passed the checks here: valid, as verifyReceipt's status 0.
+    /// A receipt that passed the checks here: valid, as verifyReceipt's status
+    /// 0; the audit row keeps what verifyReceipt would have answered.
     static func checkedHere(mode: ReceiptVerifierMode, reply: AppleReply, environment: AppleEnvironment) -> AppleOutcome {
         AppleOutcome(
             verdict: .valid(reply, environment: environment), environment: environment,
-            lastAnswer: CheckedHere.auditAnswer(mode: mode, failedCheck: nil), checkedHere: CheckedHere(mode: mode))
+            lastAnswer: JSONValue.object(reply.raw).serialized(), checkedHere: CheckedHere(mode: mode))
     }
 
     /// A receipt that failed `check`: invalid, as verifyReceipt's 21003 (the
     /// status is not shown: `apple_status` stays null), the check named in the
-    /// audit row.
+    /// audit row's `signed_data_error`.
     static func refusedHere(mode: ReceiptVerifierMode, check: String) -> AppleOutcome {
         AppleOutcome(
             verdict: .invalid(appleStatus: AppleStatus.notAuthenticated.rawValue), environment: .production,
-            lastAnswer: CheckedHere.auditAnswer(mode: mode, failedCheck: check), checkedHere: CheckedHere(mode: mode))
+            lastAnswer: nil, checkedHere: CheckedHere(mode: mode, failedCheck: check))
     }
 }
 
 /// A receipt checked by this process rather than by verifyReceipt: Apple's
-/// status is not shown (`apple_status` null), and the audit row's
-/// `apple_response` holds a small JSON object saying who checked and, for a
-/// refused receipt, which check failed:
-/// `{"checked_by":"local","failed_check":"bad_signature"}`.
+/// status is not shown (`apple_status` null); a refused receipt's audit row
+/// names the check that failed in `signed_data_error`, the column where a
+/// refused JWS's reason goes (no migration, one vocabulary: `badSignature`,
+/// `untrustedChain`...), and a valid one keeps in `apple_response` what
+/// verifyReceipt would have answered.
 struct CheckedHere: Sendable, Equatable {
     let mode: ReceiptVerifierMode
-
-    static func auditAnswer(mode: ReceiptVerifierMode, failedCheck: String?, confirmed: Int? = nil) -> [UInt8] {
-        var object: JSONObject = ["checked_by": .string(mode.rawValue)]
-        if let failedCheck { object.members.append((key: "failed_check", value: .string(failedCheck))) }
-        if let confirmed { object.members.append((key: "confirmed_transactions", value: .int(confirmed))) }
-        return JSONValue.object(object).serialized()
-    }
+    /// `AppReceiptError`'s raw value; nil when the receipt passed.
+    var failedCheck: String? = nil
 }

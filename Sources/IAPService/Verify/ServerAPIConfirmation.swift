@@ -64,7 +64,7 @@ final class ServerAPIConfirmation: Sendable {
                 Log.event("verify: the App Store Server API did not confirm transaction \(entry.transactionID): \(error)")
                 return AppleOutcome(
                     verdict: .unavailable(appleStatus: nil), environment: receipt.environment,
-                    lastAnswer: CheckedHere.auditAnswer(mode: .serverAPI, failedCheck: nil), checkedHere: checkedHere)
+                    lastAnswer: nil, checkedHere: checkedHere)
             }
         }
         let original = receipt.receipt
@@ -74,8 +74,7 @@ final class ServerAPIConfirmation: Sendable {
         let reply = AppleReply(status: 0, environment: receipt.reply.environment, receipt: current, raw: receipt.reply.raw)
         return AppleOutcome(
             verdict: .valid(reply, environment: receipt.environment), environment: receipt.environment,
-            lastAnswer: CheckedHere.auditAnswer(mode: .serverAPI, failedCheck: nil, confirmed: inApp.count),
-            checkedHere: checkedHere)
+            lastAnswer: JSONValue.object(receipt.reply.raw).serialized(), checkedHere: checkedHere)
     }
 
     /// The answers so far, in entry order.
