@@ -125,6 +125,13 @@ let package = Package(
             exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
+        // Prints the cost of one app receipt's check here, cold and with its chain cached (swift run -c release app-receipt-bench).
+        .executableTarget(
+            name: "app-receipt-bench",
+            dependencies: ["AppReceipt", "SignedData"],
+            path: "Benchmarks/AppReceiptBench",
+            swiftSettings: swiftSettings
+        ),
         // Prints the cost of one JWS verification, cold and with its chain cached (swift run -c release signed-data-bench).
         .executableTarget(
             name: "signed-data-bench",

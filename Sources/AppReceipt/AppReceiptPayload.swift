@@ -205,28 +205,7 @@ enum ReceiptValue {
     static func date(_ value: ArraySlice<UInt8>) throws -> Int64? {
         let text = try Self.text(value)
         guard !text.isEmpty else { return nil }
-        guard let ms = RFC3339.milliseconds(text) else { throw AppReceiptError.invalidPayload }
+        guard let ms = AppleDate.milliseconds(fromRFC3339: text) else { throw AppReceiptError.invalidPayload }
         return ms
-    }
-}
-
-/// `2014-07-24T09:11:01Z` (or `+00:00`, with or without fractions) in ms,
-/// through the calendar arithmetic of `AppleDate`; other offsets are not read.
-enum RFC3339 {
-    static func milliseconds(_ text: String) -> Int64? {
-        guard text.count >= 20, let tee = text.firstIndex(of: "T") else { return nil }
-        var time = text[text.index(after: tee)...]
-        if time.hasSuffix("Z") {
-            time = time.dropLast()
-        } else if time.hasSuffix("+00:00") {
-            time = time.dropLast(6)
-        } else {
-            return nil
-        }
-        if let dot = time.firstIndex(of: ".") {
-            guard time[time.index(after: dot)...].allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
-            time = time[..<dot]
-        }
-        return AppleDate.milliseconds(fromAppleDate: "\(text[..<tee]) \(time)")
     }
 }

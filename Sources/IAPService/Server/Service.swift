@@ -116,13 +116,7 @@ public final class Service: Sendable {
     /// Apple Root CA - G3. A file that cannot be read or holds no certificate
     /// stops the start, naming the variable.
     static func appleRoots(_ configuration: ServiceConfiguration) throws -> TrustedRoots {
-        guard let path = configuration.appleRootCAFile else { return .apple }
-        do {
-            return try TrustedRoots(pemFile: path)
-        } catch {
-            throw ConfigurationError(
-                variable: "IAP_APPLE_ROOT_CA_FILE", problem: "\(path) is not a readable PEM of certificates (\(error))")
-        }
+        try .configured(file: configuration.appleRootCAFile, variable: "IAP_APPLE_ROOT_CA_FILE", fallback: .apple)
     }
 
     /// Serves until SIGTERM or SIGINT, then stops accepting, finishes what it

@@ -44,13 +44,8 @@ final class ReceiptChecker: Sendable {
     /// else Apple Inc. Root CA. A file that cannot be read or holds no
     /// certificate stops the start, naming the variable.
     static func roots(_ configuration: ServiceConfiguration) throws(ConfigurationError) -> TrustedRoots {
-        guard let path = configuration.appleReceiptRootFile else { return .appleReceipts }
-        do {
-            return try TrustedRoots(pemFile: path)
-        } catch {
-            throw ConfigurationError(
-                variable: "IAP_APPLE_RECEIPT_ROOT_FILE", problem: "\(path) is not a readable PEM of certificates (\(error))")
-        }
+        try .configured(
+            file: configuration.appleReceiptRootFile, variable: "IAP_APPLE_RECEIPT_ROOT_FILE", fallback: .appleReceipts)
     }
 
     /// Checks the receipt before `deadline`; `completion` gets the outcome.
