@@ -71,6 +71,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // App receipts (PKCS#7, iOS 7+) verified offline: pure, no I/O but what the caller hands it.
+        .target(
+            name: "AppReceipt",
+            dependencies: [
+                "IAPCore", "SignedData",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            swiftSettings: swiftSettings
+        ),
 
         // Thin Swift owners of the C handles.
         .target(name: "FastCGI", dependencies: ["CFastCGI"], swiftSettings: swiftSettings),
@@ -81,7 +92,7 @@ let package = Package(
         .target(
             name: "IAPService",
             dependencies: [
-                "IAPCore", "FastCGI", "MariaDB", "Curl", "CMalloc", "SignedData", "CLibCrypto",
+                "IAPCore", "FastCGI", "MariaDB", "Curl", "CMalloc", "SignedData", "CLibCrypto", "AppReceipt",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "Logging", package: "swift-log"),
@@ -97,7 +108,7 @@ let package = Package(
         .executableTarget(
             name: "iapctl",
             dependencies: [
-                "IAPCore", "IAPService", "MariaDB", "SignedData",
+                "IAPCore", "IAPService", "MariaDB", "SignedData", "AppReceipt",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings,
@@ -110,9 +121,22 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "AppReceiptTests",
+            dependencies: ["AppReceipt", "SignedData", "IAPCore", .product(name: "Crypto", package: "swift-crypto")],
+            exclude: ["Fixtures"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
             name: "SignedDataTests",
             dependencies: ["SignedData", "IAPCore", .product(name: "Crypto", package: "swift-crypto")],
             exclude: ["Fixtures"],
+            swiftSettings: swiftSettings
+        ),
+        // Prints the cost of one app receipt's check here, cold and with its chain cached (swift run -c release app-receipt-bench).
+        .executableTarget(
+            name: "app-receipt-bench",
+            dependencies: ["AppReceipt", "SignedData"],
+            path: "Benchmarks/AppReceiptBench",
             swiftSettings: swiftSettings
         ),
         // Prints the cost of one JWS verification, cold and with its chain cached (swift run -c release signed-data-bench).

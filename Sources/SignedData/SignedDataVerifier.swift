@@ -20,8 +20,8 @@ import Synchronization
 /// behind.
 public final class SignedDataVerifier: Sendable {
     private let roots: CertificateStore
-    private let chains: VerifiedChainCache
-    private let chainsByHeader: VerifiedChainCache
+    private let chains: VerifiedChainCache<VerifiedChain>
+    private let chainsByHeader: VerifiedChainCache<VerifiedChain>
     private let latestLeaf = Mutex<CertificateLifetime?>(nil)
     private let pathValidations = Atomic<Int>(0)
 

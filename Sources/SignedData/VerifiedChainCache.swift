@@ -39,22 +39,24 @@ struct VerifiedChain: Sendable {
 ///
 /// Thread-safe; bounded, the chain used least recently going first. Apple signs
 /// with a few leaves at a time (production, sandbox), renewed every year or so.
-final class VerifiedChainCache: Sendable {
-    private let chains: Mutex<LRUCache<ChainKey, VerifiedChain>>
+/// Generic over what a verification keeps of a chain: app receipts
+/// (`AppReceiptVerifier`) cache theirs, an RSA leaf's, the same way.
+package final class VerifiedChainCache<Chain: Sendable>: Sendable {
+    private let chains: Mutex<LRUCache<ChainKey, Chain>>
 
-    init(capacity: Int) {
+    package init(capacity: Int) {
         self.chains = Mutex(LRUCache(capacity: max(1, capacity)))
     }
 
-    subscript(key: ChainKey) -> VerifiedChain? {
+    package subscript(key: ChainKey) -> Chain? {
         chains.withLock { $0.value(for: key) }
     }
 
-    func insert(_ chain: VerifiedChain, for key: ChainKey) {
+    package func insert(_ chain: Chain, for key: ChainKey) {
         chains.withLock { _ = $0.insert(chain, for: key) }
     }
 
-    var count: Int {
+    package var count: Int {
         chains.withLock { $0.count }
     }
 }
@@ -69,7 +71,7 @@ final class VerifiedChainCache: Sendable {
 /// hashed once, outside the lock. Where the bytes are two certificates, the
 /// leaf's length is part of the key, so two pairs whose bytes run together
 /// alike are still two keys.
-struct ChainKey: Hashable, Sendable {
+package struct ChainKey: Hashable, Sendable {
     private let bytes: [UInt8]
     private let split: Int
     private let digest: Int
@@ -84,7 +86,7 @@ struct ChainKey: Hashable, Sendable {
     }
 
     /// A leaf's and an intermediate's DER.
-    static func certificates(leaf: [UInt8], intermediate: [UInt8]) -> ChainKey {
+    package static func certificates(leaf: [UInt8], intermediate: [UInt8]) -> ChainKey {
         ChainKey(bytes: leaf + intermediate, split: leaf.count)
     }
 
@@ -93,11 +95,11 @@ struct ChainKey: Hashable, Sendable {
         ChainKey(bytes: Array(encodedHeader), split: -1)
     }
 
-    func hash(into hasher: inout Hasher) {
+    package func hash(into hasher: inout Hasher) {
         hasher.combine(digest)
     }
 
-    static func == (left: ChainKey, right: ChainKey) -> Bool {
+    package static func == (left: ChainKey, right: ChainKey) -> Bool {
         guard left.digest == right.digest, left.split == right.split, left.bytes.count == right.bytes.count
         else { return false }
         guard !left.bytes.isEmpty else { return true }

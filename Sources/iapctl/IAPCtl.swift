@@ -14,5 +14,6 @@ struct IAPCtl: ParsableCommand {
         subcommands: [
             Migrate.self, ReviewVersion.self, SandboxUsers.self, Products.self, RetryPending.self, Lookup.self,
             TransactionInfo.self, Notifications.self, Events.self, Consumption.self, Prune.self, Status.self, Staff.self,
+            CheckReceipt.self,
         ])
 }

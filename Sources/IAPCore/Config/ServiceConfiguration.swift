@@ -23,6 +23,13 @@ public struct ServiceConfiguration: Equatable, Sendable {
     /// `IAP_APPLE_ROOT_CA_FILE`: a PEM of the roots a StoreKit 2 JWS must chain
     /// to (it may hold several). Default nil: Apple Root CA - G3, compiled in.
     public var appleRootCAFile: String?
+    /// `IAP_RECEIPT_VERIFIER`: `apple` (default), `local` or `server-api`;
+    /// `server-api` needs the App Store Server API (`IAP_APPSTORE_*`).
+    public var receiptVerifier: ReceiptVerifierMode
+    /// `IAP_APPLE_RECEIPT_ROOT_FILE`: a PEM of the roots an app receipt checked
+    /// here must chain to (it may hold several). Default nil: Apple Inc. Root
+    /// CA, compiled in.
+    public var appleReceiptRootFile: String?
     /// `IAP_APPLE_TIMEOUT_MS`: the limit on one receipt's whole conversation
     /// with Apple (every call, retry and switch, connections included; see
     /// `AppleRetryPolicy`), in milliseconds. Default 15000, allowed 100...120000.
@@ -77,6 +84,8 @@ public struct ServiceConfiguration: Equatable, Sendable {
         sandboxURL: String = defaultSandboxURL,
         caFile: String? = nil,
         appleRootCAFile: String? = nil,
+        receiptVerifier: ReceiptVerifierMode = .apple,
+        appleReceiptRootFile: String? = nil,
         appleTimeoutMs: Int = defaultAppleTimeoutMs,
         sharedSecret: String? = nil,
         sandboxPolicy: SandboxPolicy = .review,
@@ -96,6 +105,8 @@ public struct ServiceConfiguration: Equatable, Sendable {
         self.sandboxURL = sandboxURL
         self.caFile = caFile
         self.appleRootCAFile = appleRootCAFile
+        self.receiptVerifier = receiptVerifier
+        self.appleReceiptRootFile = appleReceiptRootFile
         self.appleTimeoutMs = appleTimeoutMs
         self.sharedSecret = sharedSecret
         self.sandboxPolicy = sandboxPolicy
@@ -166,6 +177,24 @@ public struct ServiceConfiguration: Equatable, Sendable {
             sandboxPolicy = policy
         }
 
+        var receiptVerifier = ReceiptVerifierMode.apple
+        if let text = reader["IAP_RECEIPT_VERIFIER"] {
+            guard let mode = ReceiptVerifierMode(rawValue: text) else {
+                throw .invalid(
+                    "IAP_RECEIPT_VERIFIER",
+                    "must be one of " + ReceiptVerifierMode.allCases.map(\.rawValue).joined(separator: ", "),
+                    got: text)
+            }
+            receiptVerifier = mode
+        }
+        let appStore = try AppStoreServerAPIConfiguration.fromEnvironment(env)
+        if receiptVerifier == .serverAPI, appStore.credentials == nil {
+            throw ConfigurationError(
+                variable: "IAP_RECEIPT_VERIFIER",
+                problem: "server-api needs the App Store Server API: set IAP_APPSTORE_KEY_ID, IAP_APPSTORE_ISSUER_ID"
+                    + " and IAP_APPSTORE_PRIVATE_KEY_FILE, or choose local")
+        }
+
         let verifyQueueLimit = QueueLimit(
             jobs: try reader.integer(
                 "IAP_VERIFY_QUEUE_LIMIT", default: QueueLimit.defaultJobs, in: QueueLimit.jobsRange,
@@ -182,6 +211,8 @@ public struct ServiceConfiguration: Equatable, Sendable {
             sandboxURL: try reader.httpsURL("IAP_APPLE_SANDBOX_URL", default: defaultSandboxURL),
             caFile: reader["IAP_CA_FILE"],
             appleRootCAFile: reader["IAP_APPLE_ROOT_CA_FILE"],
+            receiptVerifier: receiptVerifier,
+            appleReceiptRootFile: reader["IAP_APPLE_RECEIPT_ROOT_FILE"],
             appleTimeoutMs: try reader.integer(
                 "IAP_APPLE_TIMEOUT_MS", default: defaultAppleTimeoutMs, in: appleTimeoutMsRange,
                 "must be a whole number of milliseconds from 100 to 120000"),
@@ -195,7 +226,7 @@ public struct ServiceConfiguration: Equatable, Sendable {
                 "IAP_APPLE_MAX_CALLS", default: defaultAppleMaxCalls, in: appleMaxCallsRange,
                 "must be a whole number of calls from 1 to 65536"),
             allowedClientAddresses: allowedClientAddresses,
-            appStore: try AppStoreServerAPIConfiguration.fromEnvironment(env),
+            appStore: appStore,
             webhook: try WebhookConfiguration.fromEnvironment(env),
             operations: try OperationsConfiguration.fromEnvironment(env),
             consumption: try ConsumptionSetting.fromEnvironment(reader))
@@ -221,9 +252,11 @@ extension ServiceConfiguration: CustomStringConvertible, CustomDebugStringConver
         let appStore = "appStore: \(self.appStore), webhook: \(webhook.map(\.description) ?? "<none>"), "
             + "metricsListen: \(operations.metricsListen?.description ?? "<none>"), logFormat: \(operations.logFormat.rawValue), "
             + "consumption: \(consumption.rawValue))"
+        let receipts = "receiptVerifier: \(receiptVerifier.rawValue), "
+            + "appleReceiptRootFile: \(appleReceiptRootFile ?? "<Apple Inc. Root CA>"), "
         return "ServiceConfiguration(listen: \(listen), database: \(database), bundleIDs: \(bundleIDs), "
             + "productionURL: \(productionURL), sandboxURL: \(sandboxURL), caFile: \(caFile ?? "<system>"), "
-            + "appleRootCAFile: \(appleRootCAFile ?? "<Apple Root CA - G3>"), "
+            + "appleRootCAFile: \(appleRootCAFile ?? "<Apple Root CA - G3>"), " + receipts
             + "appleTimeoutMs: \(appleTimeoutMs), sharedSecret: \(Redacted(sharedSecret)), "
             + "sandboxPolicy: \(sandboxPolicy.rawValue), "
             + "verifyQueueLimit: \(verifyQueueLimit.jobs) jobs, \(verifyQueueLimit.bytes >> 20) MiB, acceptThreads: \(acceptThreads), "
@@ -240,6 +273,7 @@ extension ServiceConfiguration: CustomStringConvertible, CustomDebugStringConver
                 "listen": listen, "database": database, "bundleIDs": bundleIDs,
                 "productionURL": productionURL, "sandboxURL": sandboxURL, "caFile": caFile as Any,
                 "appleRootCAFile": appleRootCAFile as Any,
+                "receiptVerifier": receiptVerifier, "appleReceiptRootFile": appleReceiptRootFile as Any,
                 "appleTimeoutMs": appleTimeoutMs, "sharedSecret": Redacted(sharedSecret).description,
                 "sandboxPolicy": sandboxPolicy, "verifyQueueLimit": verifyQueueLimit,
                 "acceptThreads": acceptThreads, "appleMaxCalls": appleMaxCalls,

@@ -10,17 +10,7 @@ public enum NotificationSyncWindow {
         if text.utf8.count == 10 {
             return AppleDate.milliseconds(fromAppleDate: text + " 00:00:00")
         }
-        var time = Substring(text)
-        if time.hasSuffix("Z") {
-            time = time.dropLast()
-        } else if time.hasSuffix("+00:00") {
-            time = time.dropLast(6)
-        } else {
-            return nil
-        }
-        let parts = time.split(separator: "T", omittingEmptySubsequences: false)
-        guard parts.count == 2 else { return nil }
-        return AppleDate.milliseconds(fromAppleDate: "\(parts[0]) \(parts[1])")
+        return AppleDate.milliseconds(fromRFC3339: text)
     }
 
     /// Why Apple would refuse a window starting at `since`; nil when it is fine.

@@ -101,6 +101,8 @@ public final class PendingReceipts {
         let apple = try AppleClient(endpoints: AppleEndpoints(configuration))
         apple.start()
         defer { apple.stop() }
+        // The service's own checker: under local or server-api, a receipt is checked here again.
+        let checker = try ReceiptChecker.standalone(configuration, apple: apple)
 
         let store = UnverifiedReceipts(connection: connection)
         let now = Timestamp.now()
@@ -120,7 +122,7 @@ public final class PendingReceipts {
             start += batch.count
             try lock.renew()
             let groups = Dictionary(uniqueKeysWithValues: batch.map { ($0[0].receiptID, $0) })
-            for (pending, outcome) in try askApple(about: batch.map { $0[0] }, apple, store, policy, &summary) {
+            for (pending, outcome) in try askApple(about: batch.map { $0[0] }, checker, store, policy, &summary) {
                 let answer = verification.answer(pending, outcome: outcome, connection: connection)
                 summary.examined += 1
                 summary.statuses[answer.status.rawValue, default: 0] += 1
@@ -192,7 +194,7 @@ public final class PendingReceipts {
     /// Sends a batch to Apple at once and waits for every outcome. A row whose
     /// stored receipt is gone or cannot be read is given up: no attempt can succeed.
     private func askApple(
-        about rows: [UnverifiedReceipts.Row], _ apple: AppleClient, _ store: UnverifiedReceipts,
+        about rows: [UnverifiedReceipts.Row], _ checker: ReceiptChecker, _ store: UnverifiedReceipts,
         _ policy: PendingRetryPolicy, _ summary: inout Summary
     ) throws -> [(Verification.Pending, AppleOutcome)] {
         let outcomes = WorkQueue<(Verification.Pending, AppleOutcome)>(limit: QueueLimit(jobs: rows.count))
@@ -209,7 +211,7 @@ public final class PendingReceipts {
                 receipt: receipt, orderID: row.orderID, transactionID: row.transactionID, userID: row.userID,
                 appVersion: row.appVersion)
             let pending = Verification.Pending(request: request, userID: row.userID, receiptID: row.receiptID)
-            let accepted = apple.verify(receiptBase64: receipt.base64) { outcome in
+            let accepted = checker.check(receiptBase64: receipt.base64, deadline: .never) { outcome in
                 let queued = outcomes.push((pending, outcome), bytes: 0)
                 assert(queued, "room for each call of the batch")
             }

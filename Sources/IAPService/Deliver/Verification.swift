@@ -170,11 +170,15 @@ final class Verification: Sendable {
         case .unavailable(let appleStatus):
             return VerifyAnswer(
                 status: .retryLater, environment: appleStatus == nil ? nil : outcome.environment,
-                appleStatus: appleStatus, orderID: orderID)
+                appleStatus: outcome.shownStatus(appleStatus), orderID: orderID)
         case .invalid(let appleStatus):
-            return VerifyAnswer(status: .retryLater, environment: outcome.environment, appleStatus: appleStatus, orderID: orderID)
+            return VerifyAnswer(
+                status: .retryLater, environment: outcome.environment, appleStatus: outcome.shownStatus(appleStatus),
+                orderID: orderID)
         case .valid(let reply, let environment):
-            return VerifyAnswer(status: .retryLater, environment: environment, appleStatus: reply.status, orderID: orderID)
+            return VerifyAnswer(
+                status: .retryLater, environment: environment, appleStatus: outcome.shownStatus(reply.status),
+                orderID: orderID)
         }
     }
 
@@ -206,8 +210,8 @@ final class Verification: Sendable {
         let request = pending.request
         func completion(appleStatus: Int) -> ReceiptStore.AppleAnswerRecord {
             ReceiptStore.AppleAnswerRecord(
-                receiptID: pending.receiptID, environment: outcome.environment, appleStatus: appleStatus,
-                answer: outcome.lastAnswer, completed: true)
+                receiptID: pending.receiptID, environment: outcome.environment, appleStatus: outcome.shownStatus(appleStatus),
+                answer: outcome.lastAnswer, completed: true, failedCheck: outcome.checkedHere?.failedCheck)
         }
         switch outcome.verdict {
         case .unavailable:
@@ -221,12 +225,16 @@ final class Verification: Sendable {
         case .invalid(let appleStatus):
             return .record(
                 completion(appleStatus: appleStatus),
-                answer: VerifyAnswer(status: .notPaid, environment: outcome.environment, appleStatus: appleStatus, orderID: request.orderID))
+                answer: VerifyAnswer(
+                    status: .notPaid, environment: outcome.environment, appleStatus: outcome.shownStatus(appleStatus),
+                    orderID: request.orderID))
         case .valid(let reply, let environment):
             guard let receipt = reply.receipt else {
                 return .record(
                     completion(appleStatus: reply.status),
-                    answer: VerifyAnswer(status: .notPaid, environment: environment, appleStatus: reply.status, orderID: request.orderID))
+                    answer: VerifyAnswer(
+                        status: .notPaid, environment: environment, appleStatus: outcome.shownStatus(reply.status),
+                        orderID: request.orderID))
             }
             let transactions = ReceiptTransactions(reply: reply, namedTransactionID: request.transactionID)
             let snapshot = settings.current
@@ -239,15 +247,16 @@ final class Verification: Sendable {
                 // or retry-pending decides once the settings are read.
                 return .record(
                     ReceiptStore.AppleAnswerRecord(
-                        receiptID: pending.receiptID, environment: environment, appleStatus: reply.status,
-                        answer: outcome.lastAnswer, completed: false),
+                        receiptID: pending.receiptID, environment: environment,
+                        appleStatus: outcome.shownStatus(reply.status), answer: outcome.lastAnswer, completed: false),
                     answer: Self.retryLater(pending, outcome: outcome))
             }
             if case .rejected = admission {
                 return .record(
                     completion(appleStatus: reply.status),
                     answer: VerifyAnswer(
-                        status: .rejected, environment: environment, appleStatus: reply.status, orderID: request.orderID,
+                        status: .rejected, environment: environment, appleStatus: outcome.shownStatus(reply.status),
+                        orderID: request.orderID,
                         app: receipt,
                         transactions: transactions.transactions.map {
                             TransactionAnswer(transaction: $0, state: .rejected, orderID: nil)
@@ -256,7 +265,7 @@ final class Verification: Sendable {
             return .deliver(
                 Delivery.Input(
                     receiptID: pending.receiptID, userID: pending.userID, orderID: request.orderID,
-                    environment: environment, appleAnswer: outcome.lastAnswer, appleStatus: reply.status,
+                    environment: environment, appleAnswer: outcome.lastAnswer, appleStatus: outcome.shownStatus(reply.status),
                     transactions: transactions),
                 receipt: receipt)
         }

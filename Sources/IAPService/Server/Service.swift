@@ -98,8 +98,11 @@ public final class Service: Sendable {
         let replays = ReplayCache()
         let replayAudit = ReplayAudit(queueLimit: configuration.verifyQueueLimit)
         replayAudit.start(database: database)
+        let checker = ReceiptChecker(
+            mode: configuration.receiptVerifier, apple: apple, roots: try ReceiptChecker.roots(configuration),
+            confirmation: appStoreServer.map(ServerAPIConfirmation.init))
         let recorder = ReceiptRecorder(
-            apple: apple, verification: verification, replays: replays, replayAudit: replayAudit,
+            checker: checker, verification: verification, replays: replays, replayAudit: replayAudit,
             queueLimit: configuration.verifyQueueLimit,
             deadlineBudgetMs: VerificationDeadline.budgetMs(appleTimeoutMs: configuration.appleTimeoutMs))
         recorder.start(database: database)
@@ -130,14 +133,8 @@ public final class Service: Sendable {
     /// The roots a StoreKit 2 JWS must chain to: `IAP_APPLE_ROOT_CA_FILE`, else
     /// Apple Root CA - G3. A file that cannot be read or holds no certificate
     /// stops the start, naming the variable.
-    private static func appleRoots(_ configuration: ServiceConfiguration) throws -> TrustedRoots {
-        guard let path = configuration.appleRootCAFile else { return .apple }
-        do {
-            return try TrustedRoots(pemFile: path)
-        } catch {
-            throw ConfigurationError(
-                variable: "IAP_APPLE_ROOT_CA_FILE", problem: "\(path) is not a readable PEM of certificates (\(error))")
-        }
+    static func appleRoots(_ configuration: ServiceConfiguration) throws -> TrustedRoots {
+        try .configured(file: configuration.appleRootCAFile, variable: "IAP_APPLE_ROOT_CA_FILE", fallback: .apple)
     }
 
     /// Serves until SIGTERM or SIGINT, then stops accepting, finishes what it

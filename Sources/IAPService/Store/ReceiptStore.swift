@@ -121,6 +121,8 @@ struct ReceiptStore {
         /// Marks the verification as done (`verified_at`); a receipt left
         /// without it is one whose Apple call never completed, to be verified again.
         let completed: Bool
+        /// The check a receipt failed here (`ReceiptChecker`), for `signed_data_error`.
+        var failedCheck: String? = nil
     }
 
     /// Stores Apple's last answer to each receipt row: one statement for up to
@@ -147,13 +149,16 @@ struct ReceiptStore {
         addCase { $0.appleStatus.map { .integer(Int64($0)) } ?? .null }
         addCase { .optional($0.answer.map { String(decoding: $0, as: UTF8.self) }) }
         addCase { $0.completed ? .text(time.sql) : .null }
+        // Only a chunk holding a receipt refused here sets signed_data_error: Apple's answers keep their statement.
+        let failedChecks = records.contains { $0.failedCheck != nil }
+        if failedChecks { addCase { .optional($0.failedCheck) } }
         parameters += records.map { .integer(Int64($0.receiptID)) }
         try connection.execute(
             """
             UPDATE receipts SET environment = CASE receipt_id \(cases) END,
               apple_status = CASE receipt_id \(cases) END,
               apple_response = CASE receipt_id \(cases) END,
-              verified_at = CASE receipt_id \(cases) END
+              verified_at = CASE receipt_id \(cases) END\(failedChecks ? ",\n  signed_data_error = CASE receipt_id \(cases) END" : "")
             WHERE receipt_id IN (\(SQLPlaceholders.list(records.count)))
             """,
             parameters

@@ -126,4 +126,13 @@ struct AppleOutcome: Sendable {
     /// The verification's deadline ended the sequence before Apple settled it:
     /// nothing is recorded, the request is answered `retry_later`.
     var stoppedByDeadline = false
+    /// Checked by this process (`ReceiptChecker`), not by verifyReceipt: nil.
+    var checkedHere: CheckedHere? = nil
+
+    /// Apple's status as the answer and the audit row show it: none when the
+    /// receipt was checked here (the verdict's status only says what Apple's
+    /// would have been).
+    func shownStatus(_ appleStatus: Int?) -> Int? {
+        checkedHere == nil ? appleStatus : nil
+    }
 }

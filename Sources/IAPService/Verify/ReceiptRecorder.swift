@@ -3,7 +3,8 @@ import MariaDB
 
 /// Step 1 of a verification, on a thread of its own: the receipts the accept
 /// threads hand over are recorded together, up to `batchLimit` rows in one
-/// INSERT and one commit, and each then goes to Apple. A statement per receipt
+/// INSERT and one commit, and each then goes to its checker (`ReceiptChecker`:
+/// Apple, or this process). A statement per receipt
 /// costs the database several times what the row costs, and an accept thread
 /// no longer waits for a commit before it reads the next request.
 ///
@@ -35,7 +36,7 @@ final class ReceiptRecorder: Sendable {
     static let bytesIndexCapacity = 16_384
 
     private let queue: WorkQueue<Job>
-    private let apple: AppleClient
+    private let checker: ReceiptChecker
     private let verification: Verification
     private let replays: ReplayCache
     private let replayAudit: ReplayAudit
@@ -43,11 +44,11 @@ final class ReceiptRecorder: Sendable {
     private let deadlineBudgetMs: Int
 
     init(
-        apple: AppleClient, verification: Verification, replays: ReplayCache, replayAudit: ReplayAudit,
+        checker: ReceiptChecker, verification: Verification, replays: ReplayCache, replayAudit: ReplayAudit,
         queueLimit: QueueLimit, deadlineBudgetMs: Int
     ) {
         self.queue = WorkQueue(limit: queueLimit, name: "receipt_recorder")
-        self.apple = apple
+        self.checker = checker
         self.verification = verification
         self.replays = replays
         self.replayAudit = replayAudit
@@ -120,7 +121,7 @@ final class ReceiptRecorder: Sendable {
             }
             let pending = Verification.Pending(
                 request: request, userID: job.receipt.userID, receiptID: receiptID, deadline: job.deadline)
-            let accepted = apple.verify(receiptBase64: request.receipt.base64, deadline: job.deadline) {
+            let accepted = checker.check(receiptBase64: request.receipt.base64, deadline: job.deadline) {
                 [verification] outcome in verification.finish(pending, outcome: outcome, responder: job.responder)
             }
             if !accepted {
