@@ -41,6 +41,14 @@ def certs(tmp_path_factory):
     return directory
 
 
+@pytest.fixture(scope="module", autouse=True)
+def receipt_pki(certs):
+    """The receipts these tests make are signed by the PKI the simulator they start trusts."""
+    receipts.use_pki(certs)
+    yield
+    receipts.use_pki(None)
+
+
 def start_simulator(certs, *extra):
     process = subprocess.Popen(
         [sys.executable, str(SIMULATOR), "--certs", str(certs), "--production-port", "0", "--sandbox-port", "0",
@@ -126,10 +134,11 @@ def test_transaction_ids_differ_between_processes():
     assert len(ids) == 3
 
 
-def test_command_lines_answer_help():
+def test_command_lines_answer_help(certs):
     for script in (HERE / "receipts.py", SIMULATOR):
         assert subprocess.run([sys.executable, str(script), "--help"], capture_output=True).returncode == 0
-    out = subprocess.run([sys.executable, str(HERE / "receipts.py"), "app", "p1", "--refunded", "p2", "--json"],
+    out = subprocess.run([sys.executable, str(HERE / "receipts.py"), "--certs", str(certs), "app", "p1",
+                          "--refunded", "p2", "--json"],
                          capture_output=True, text=True, check=True).stdout
     made = json.loads(out)
     assert [p["cancellation_ms"] is None for p in made["purchases"]] == [True, False]
