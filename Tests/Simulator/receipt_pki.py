@@ -48,6 +48,12 @@ EXPIRED_LEAF_NOT_AFTER = datetime.datetime(2021, 1, 1, tzinfo=datetime.timezone.
 # The CAs exist since before the expired leaf, as Apple's root (2006) predates every receipt.
 _CA_NOT_BEFORE = datetime.datetime(2015, 1, 1, tzinfo=datetime.timezone.utc)
 _VALIDITY = datetime.timedelta(days=3650)
+# The subject of the certificate Xcode signs StoreKit testing receipts with (seen in a real one).
+_XCODE_NAME = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "StoreKit"),
+                         x509.NameAttribute(NameOID.ORGANIZATION_NAME, "StoreKit"),
+                         x509.NameAttribute(NameOID.ORGANIZATIONAL_UNIT_NAME, "StoreKit"),
+                         x509.NameAttribute(NameOID.COUNTRY_NAME, "US"),
+                         x509.NameAttribute(NameOID.EMAIL_ADDRESS, "StoreKit")])
 
 
 def _name(common_name, organization="iap-fcgi tests"):
@@ -90,7 +96,7 @@ def make_pki(directory):
     def issue(name, subject, issuer, *, ca, marker_oid=None, not_before=None, not_after=None):
         key = _new_key()
         issuer_certificate, issuer_key = made[issuer] if issuer else (None, key)
-        subject_name = _name(subject)
+        subject_name = subject if isinstance(subject, x509.Name) else _name(subject)
         certificate = _certificate(subject_name, key, issuer_certificate.subject if issuer else subject_name,
                                    issuer_key, ca=ca, marker_oid=marker_oid, not_before=not_before,
                                    not_after=not_after)
@@ -108,7 +114,7 @@ def make_pki(directory):
           "receipt-plain-intermediate", ca=False, marker_oid=LEAF_MARKER_OID)
     issue("receipt-expired-leaf", "iap-fcgi Receipt Signing 2020", "receipt-intermediate", ca=False,
           marker_oid=LEAF_MARKER_OID, not_before=EXPIRED_LEAF_NOT_BEFORE, not_after=EXPIRED_LEAF_NOT_AFTER)
-    issue("receipt-xcode", "StoreKit Testing in Xcode", None, ca=False, not_before=_CA_NOT_BEFORE)
+    issue("receipt-xcode", _XCODE_NAME, None, ca=False, not_before=_CA_NOT_BEFORE)
 
     os.makedirs(directory, exist_ok=True)
     for name, (certificate, key) in made.items():

@@ -354,8 +354,8 @@ def _chain(certificate_ders, signer, directory):
     try:
         if intermediate is None or intermediate.issuer != root.subject:
             raise ValueError("the leaf does not lead to the root through an intermediate")
-        intermediate.verify_directly_issued_by(root)
-        leaf.verify_directly_issued_by(intermediate)
+        _check_issued_by(intermediate, root)
+        _check_issued_by(leaf, intermediate)
     except (ValueError, TypeError, InvalidSignature) as error:
         return BadSignature("chain", str(error) or "a certificate's signature does not check")
     for certificate, marker, check in ((leaf, receipt_pki.LEAF_MARKER_OID, "leaf_oid"),
@@ -365,6 +365,15 @@ def _chain(certificate_ders, signer, directory):
     windows = [(c.not_valid_before_utc.timestamp() * 1000, c.not_valid_after_utc.timestamp() * 1000,
                 c.subject.rfc4514_string()) for c in (leaf, intermediate, root)]
     return leaf.public_key(), windows
+
+
+def _check_issued_by(certificate, issuer):
+    """Raises unless `issuer` signed `certificate` (RSA, with the certificate's own hash: Apple's certificates
+    before 2016 are SHA-1, which cryptography's verify_directly_issued_by refuses)."""
+    if certificate.issuer != issuer.subject:
+        raise ValueError(f"{certificate.subject.rfc4514_string()} is not issued by {issuer.subject.rfc4514_string()}")
+    issuer.public_key().verify(certificate.signature, certificate.tbs_certificate_bytes, padding.PKCS1v15(),
+                               certificate.signature_hash_algorithm)
 
 
 def _verified_leaf_key(certificate_ders, signer, creation_ms):
@@ -470,7 +479,7 @@ def _read_payload(element):
             for inner_kind, inner_value in _attributes(asn1.read(value.body)):
                 if inner_kind in _PURCHASE_TYPES:
                     p[_PURCHASE_TYPES[inner_kind]] = _value(inner_value)
-            in_app.append({key: p[key] for key in ("product_id", "transaction_id", "original_transaction_id",
+            in_app.append({key: p.get(key) for key in ("product_id", "transaction_id", "original_transaction_id",
                                                    "quantity", "purchase_ms", "cancellation_ms")})
     for required in ("environment", "bundle_id", "application_version", "receipt_creation_ms"):
         if payload.get(required) is None:

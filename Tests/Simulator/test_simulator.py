@@ -205,6 +205,21 @@ def test_tampered_receipt_is_21003(sim):
     assert sim.verify("production", receipts.tampered(app("p1"))) == {"status": 21003}
 
 
+def test_receipt_variants_answer_as_apple(sim):
+    """verifyReceipt reads the PKCS#7 itself: what the service checks locally, it checks the same way."""
+    bought = [receipts.purchase("p1")]
+    in_2020 = 1590969600000  # 2020-06-01, while the expired leaf was valid
+    for options in (dict(digest="sha1"), dict(encoding="ber"), dict(digest="sha1", encoding="ber"),
+                    dict(chain="expired-leaf", creation_ms=in_2020)):
+        answer = sim.verify("production", receipts.app_receipt(bought, **options))
+        assert answer["status"] == 0, options
+        assert [t["transaction_id"] for t in answer["receipt"]["in_app"]] == [bought[0]["transaction_id"]]
+    for options in (dict(chain="untrusted"), dict(chain="leaf-without-oid"), dict(chain="intermediate-without-oid"),
+                    dict(chain="expired-leaf"), dict(chain="xcode"), dict(forged=True)):
+        assert sim.verify("production", receipts.app_receipt(bought, **options)) == {"status": 21003}, options
+    assert sim.verify("production", receipts.truncated(receipts.app_receipt(bought))) == {"status": 21002}
+
+
 def test_line_breaks_pass_and_spaces_do_not(sim):
     b64 = app("p1")
     assert sim.verify("production", receipts.wrap_lines(b64))["status"] == 0
