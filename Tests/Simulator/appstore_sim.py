@@ -1187,7 +1187,9 @@ def _event_loop_factory(choice):
 def main(argv=None):
     args = _parse_args(argv)
     _raise_open_file_limit()
+    receipts.use_pki(args.certs)  # receipts are signed by the PKI next to the TLS certificates
     try:
+        receipts.decode(receipts.app_receipt([]))  # the receipt PKI is there and its chain checks
         simulator = Simulator(args)
     except (OSError, ssl.SSLError) as error:
         print(f"appstore-sim: cannot load certificates from {args.certs}: {error}", file=sys.stderr)

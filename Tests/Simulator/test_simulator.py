@@ -41,6 +41,14 @@ def certs(tmp_path_factory):
     return directory
 
 
+@pytest.fixture(scope="module", autouse=True)
+def receipt_pki(certs):
+    """The receipts these tests make are signed by the PKI the simulator they start trusts."""
+    receipts.use_pki(certs)
+    yield
+    receipts.use_pki(None)
+
+
 def start_simulator(certs, *extra):
     process = subprocess.Popen(
         [sys.executable, str(SIMULATOR), "--certs", str(certs), "--production-port", "0", "--sandbox-port", "0",
@@ -126,10 +134,11 @@ def test_transaction_ids_differ_between_processes():
     assert len(ids) == 3
 
 
-def test_command_lines_answer_help():
+def test_command_lines_answer_help(certs):
     for script in (HERE / "receipts.py", SIMULATOR):
         assert subprocess.run([sys.executable, str(script), "--help"], capture_output=True).returncode == 0
-    out = subprocess.run([sys.executable, str(HERE / "receipts.py"), "app", "p1", "--refunded", "p2", "--json"],
+    out = subprocess.run([sys.executable, str(HERE / "receipts.py"), "--certs", str(certs), "app", "p1",
+                          "--refunded", "p2", "--json"],
                          capture_output=True, text=True, check=True).stdout
     made = json.loads(out)
     assert [p["cancellation_ms"] is None for p in made["purchases"]] == [True, False]
@@ -194,6 +203,21 @@ def test_production_receipt_at_the_sandbox_is_21008(sim):
 
 def test_tampered_receipt_is_21003(sim):
     assert sim.verify("production", receipts.tampered(app("p1"))) == {"status": 21003}
+
+
+def test_receipt_variants_answer_as_apple(sim):
+    """verifyReceipt reads the PKCS#7 itself: what the service checks locally, it checks the same way."""
+    bought = [receipts.purchase("p1")]
+    in_2020 = 1590969600000  # 2020-06-01, while the expired leaf was valid
+    for options in (dict(digest="sha1"), dict(encoding="ber"), dict(digest="sha1", encoding="ber"),
+                    dict(chain="expired-leaf", creation_ms=in_2020)):
+        answer = sim.verify("production", receipts.app_receipt(bought, **options))
+        assert answer["status"] == 0, options
+        assert [t["transaction_id"] for t in answer["receipt"]["in_app"]] == [bought[0]["transaction_id"]]
+    for options in (dict(chain="untrusted"), dict(chain="leaf-without-oid"), dict(chain="intermediate-without-oid"),
+                    dict(chain="expired-leaf"), dict(chain="xcode"), dict(forged=True)):
+        assert sim.verify("production", receipts.app_receipt(bought, **options)) == {"status": 21003}, options
+    assert sim.verify("production", receipts.truncated(receipts.app_receipt(bought))) == {"status": 21002}
 
 
 def test_line_breaks_pass_and_spaces_do_not(sim):

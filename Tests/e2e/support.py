@@ -296,8 +296,9 @@ class RunRecord:
     the whole run once every other test is done (test_security.py): every error
     answer, and a piece of every receipt posted (to look for in the logs)."""
 
-    # Every receipt the simulator signs starts with b"IAPSIMR1": in base64, this.
-    RECEIPT_PREFIX = "SUFQU0lNUj"
+    # Every app receipt the simulator signs is a PKCS#7 SignedData in DER: 30 82 LL LL, then the OID
+    # signedData (06 09 2A 86 48 86 F7 0D 01 07 02), which in base64 is this at characters 8-19.
+    RECEIPT_MARK = "KoZIhvcNAQcC"
 
     def __init__(self):
         self.error_answers = []          # (method, path, HTTP status, body text), status >= 400
@@ -308,7 +309,7 @@ class RunRecord:
             self.error_answers.append((method, path, status, text[:4000]))
 
     def receipt_posted(self, receipt_data):
-        if isinstance(receipt_data, str) and receipt_data.startswith(self.RECEIPT_PREFIX):
+        if isinstance(receipt_data, str) and receipt_data[8:20] == self.RECEIPT_MARK:
             middle = len(receipt_data) // 2
             self.receipt_pieces.add(receipt_data[middle - 20:middle + 20])
 

@@ -90,7 +90,7 @@ def test_no_secret_password_or_receipt_reaches_a_log(api, receipts, simulator, r
 
     needles = {secret: "the shared secret", DATABASE_PASSWORD: "the database password",
                os.environ["IAP_DB_PASSWORD"]: "the database password",
-               RunRecord.RECEIPT_PREFIX: "the start of a receipt"}
+               RunRecord.RECEIPT_MARK: "the start of a receipt"}
     needles.update({piece: "a piece of a receipt posted in this run" for piece in RUN_RECORD.receipt_pieces})
     assert len(RUN_RECORD.receipt_pieces) >= 1
     for name, text in all_logs(run_dir).items():
