@@ -23,7 +23,7 @@ public enum AppReceiptError: String, Error, Equatable, Sendable, CaseIterable {
     /// or the intermediate `1.2.840.113635.100.6.2.1`: a certificate Apple
     /// issued for something else.
     case missingMarkerOID
-    /// The signer's algorithm is not RSA with SHA-1 or SHA-256.
+    /// The signer's algorithm is not RSA with SHA-1 or SHA-256, or the leaf's key is not RSA.
     case unsupportedSignature
     /// The signature does not check with the leaf's key over the content (or
     /// over the signed attributes, whose message digest must be the content's).

@@ -3,6 +3,7 @@ import IAPCore
 import SignedData
 import Synchronization
 @_spi(DisableValidityCheck) import X509
+import _CryptoExtras
 
 /// Checks an iOS 7+ app receipt with no network call, as API.md "Receipts
 /// checked here" says, in this order: the PKCS#7 SignedData structure (DER or
@@ -83,8 +84,9 @@ public final class AppReceiptVerifier: Sendable {
             else { throw AppReceiptError.missingMarkerOID }
             throw AppReceiptError.untrustedChain
         }
+        guard let leafKey = _RSA.Signing.PublicKey(leaf.publicKey) else { throw AppReceiptError.unsupportedSignature }
         let validity = path.dropFirst().reduce(path[0].validityMs) { $0?.overlap($1.validityMs) }
-        return ReceiptChain(leafKey: leaf.publicKey, validity: validity)
+        return ReceiptChain(leafKey: leafKey, validity: validity)
     }
 
     /// The chain from `leaf` through `intermediate` to a trusted root, its

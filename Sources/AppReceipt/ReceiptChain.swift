@@ -1,11 +1,15 @@
 import X509
+import _CryptoExtras
 
 /// A receipt's leaf and intermediate found to chain to a trusted root with
 /// Apple's markers: what a verification needs of them afterwards, cached by
 /// their DER once a receipt they signed has checked (`AppReceiptVerifier`).
 struct ReceiptChain: Sendable {
-    /// The leaf's key, which signs the receipt.
-    let leafKey: Certificate.PublicKey
+    /// The leaf's key, which signs the receipt. Kept as swift-crypto's RSA key
+    /// rather than X.509's `Certificate.PublicKey`, an enum whose case rides
+    /// in the reference's spare bits, where LeakSanitizer cannot see it: the
+    /// fuzz run took every cached key for a leak.
+    let leafKey: _RSA.Signing.PublicKey
     /// When all three certificates (leaf, intermediate, root) are valid, in ms
     /// since 1970, both ends included; nil when they never are at once.
     let validity: ClosedRange<Int64>?
