@@ -19,12 +19,7 @@ struct Consumption: ParsableCommand {
         @Flag(help: "Only those still to send.")
         var pending = false
 
-        @Option(help: "How many, newest first (1 to 10000).")
-        var limit = 50
-
-        func validate() throws {
-            guard (1...10_000).contains(limit) else { throw ValidationError("--limit is 1 to 10000") }
-        }
+        @OptionGroup var newest: NewestRowsLimit
 
         func run() throws {
             let connection = try AdminDatabase.connect()
@@ -34,7 +29,7 @@ struct Consumption: ParsableCommand {
                   refund_preference_sent, outcome, last_error
                 FROM consumption_requests WHERE status = 'pending' OR ? = 0 ORDER BY request_id DESC LIMIT ?
                 """,
-                [.integer(pending ? 1 : 0), .integer(Int64(limit))]
+                [.integer(pending ? 1 : 0), .integer(Int64(newest.limit))]
             ).rows
             for row in rows {
                 print(row.map { $0 ?? "-" }.joined(separator: "\t"))

@@ -16,12 +16,7 @@ struct Events: ParsableCommand {
         @Flag(help: "Only those the webhook gave up on (72 hours without a 2xx).")
         var failed = false
 
-        @Option(help: "How many, newest first (1 to 10000).")
-        var limit = 50
-
-        func validate() throws {
-            guard (1...10_000).contains(limit) else { throw ValidationError("--limit is 1 to 10000") }
-        }
+        @OptionGroup var newest: NewestRowsLimit
 
         func run() throws {
             let connection = try AdminDatabase.connect()
@@ -30,7 +25,7 @@ struct Events: ParsableCommand {
                 SELECT event_id, type, transaction_id, user_id, status, attempts, last_error FROM events
                 WHERE status = 'failed' OR ? = 0 ORDER BY event_id DESC LIMIT ?
                 """,
-                [.integer(failed ? 1 : 0), .integer(Int64(limit))]
+                [.integer(failed ? 1 : 0), .integer(Int64(newest.limit))]
             ).rows
             for row in rows {
                 print(row.map { $0 ?? "-" }.joined(separator: "\t"))
