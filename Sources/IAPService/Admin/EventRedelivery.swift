@@ -25,6 +25,6 @@ public enum EventRedelivery {
         let status = try connection.execute("SELECT status FROM events WHERE event_id = ?", [.integer(Int64(eventID))])
             .first?[0]
         guard let status else { return .noSuchEvent }
-        return .stillSending(status: status ?? "")
+        return .stillSending(status: status)
     }
 }
