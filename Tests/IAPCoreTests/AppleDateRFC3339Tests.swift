@@ -12,7 +12,8 @@ final class AppleDateRFC3339Tests: XCTestCase {
 
     func testAnythingElseIsNil() {
         for text in ["2014-07-24T09:11:01", "2014-07-24T09:11:01+08:00", "2014-07-24 09:11:01Z", "2014-07-24T09:11:01.x5Z",
-                     "", "Z", "2014-02-30T00:00:00Z"] {
+                     "", "Z", "2014-02-30T00:00:00Z", "2014-07-24 T09:11:01Z", "2014-07-24T09:11:01 UTCZ",
+                     "2014-07-24T09:11:0١Z"] {
             XCTAssertNil(AppleDate.milliseconds(fromRFC3339: text), text)
         }
     }

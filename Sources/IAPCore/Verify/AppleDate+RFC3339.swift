@@ -3,20 +3,21 @@ extension AppleDate {
     /// second dropped), in ms since 1970: an app receipt's dates, and `iapctl
     /// notifications sync --since`. Other offsets are not read: nil.
     public static func milliseconds(fromRFC3339 text: String) -> Int64? {
-        var time = Substring(text)
-        if time.hasSuffix("Z") {
+        var time = text.utf8[...]
+        if time.last == UInt8(ascii: "Z") {
             time = time.dropLast()
-        } else if time.hasSuffix("+00:00") {
+        } else if time.reversed().starts(with: "00:00+".utf8) {
             time = time.dropLast(6)
         } else {
             return nil
         }
-        if let dot = time.firstIndex(of: ".") {
-            guard time[time.index(after: dot)...].allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        if let dot = time.firstIndex(of: UInt8(ascii: ".")) {
+            guard time[time.index(after: dot)...].allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+            else { return nil }
             time = time[..<dot]
         }
-        let parts = time.split(separator: "T", omittingEmptySubsequences: false)
+        let parts = time.split(separator: UInt8(ascii: "T"), omittingEmptySubsequences: false)
         guard parts.count == 2 else { return nil }
-        return milliseconds(fromAppleDate: "\(parts[0]) \(parts[1])")
+        return milliseconds(date: parts[0], time: parts[1])
     }
 }

@@ -153,14 +153,6 @@ def signed_data(content, leaf, leaf_key, chain, digest="sha256", ber=False, sign
             + tlv(0xA0, b"".join(der(c) for c in chain), ber) + tlv(0x31, signer, ber))
     return tlv(0x30, oid("1.2.840.113549.1.7.2") + tlv(0xA0, tlv(0x30, body, ber), ber), ber)
 
-def bench_receipt(pki, transaction_id, product, bundle_id="com.example.game"):
-    """A production receipt made now holding one new purchase (scripts/bench's local case)."""
-    now = datetime.datetime.now(UTC).replace(microsecond=0)
-    content = attr_set([attr(0, text("Production")), attr(2, text(bundle_id)), attr(3, text("1.0")),
-                        attr(12, date(now)), attr(4, os.urandom(8)), attr(5, os.urandom(20)),
-                        purchase(0, product, when=now, transaction_id=transaction_id)])
-    return signed_data(content, pki.leaf, pki.leaf_key, [pki.leaf, pki.intermediate, pki.root])
-
 def write(name, data):
     with open(os.path.join(HERE, name), "wb") as f:
         f.write(data)
