@@ -114,7 +114,7 @@ def sha256_of(receipt_data):
 
 
 def audit_row(db, receipt_data):
-    return db.one("SELECT apple_status, signed_data_error, environment FROM receipts WHERE sha256 = %s"
+    return db.one("SELECT apple_status, signed_data_error, environment, verified_at FROM receipts WHERE sha256 = %s"
                   " ORDER BY receipt_id DESC LIMIT 1", sha256_of(receipt_data))
 
 
@@ -150,6 +150,12 @@ def test_every_transaction_is_delivered_once(verifier, api, db, receipts):
     assert states(again) == {tid: "already_delivered" for tid in ids}
     row = audit_row(db, receipt)
     assert row["apple_status"] == (0 if verifier.mode == "apple" else None) and row["signed_data_error"] is None
+    # Complete in both modes (`local` writes it so in its INSERT): verified, and what verifyReceipt answers.
+    first = db.one("SELECT environment, verified_at, apple_response FROM receipts WHERE sha256 = %s"
+                   " ORDER BY receipt_id LIMIT 1", sha256_of(receipt))
+    in_app = json.loads(first["apple_response"])["receipt"]["in_app"]
+    assert first["verified_at"] is not None and first["environment"] == "Production", first
+    assert sorted(t["transaction_id"] for t in in_app) == sorted(ids), in_app
 
 
 @pytest.mark.parametrize("digest", ("sha1", "sha256"))
@@ -251,7 +257,7 @@ def test_each_failed_check_is_not_paid_and_named_in_the_audit_row(verifier, db, 
         assert answer.body["apple_status"] == row["apple_status"] == APPLE_STATUS.get(kind, 21003), row
     else:
         assert answer.body["apple_status"] is None and row["apple_status"] is None, row
-        assert row["signed_data_error"] == FAILED_CHECK[kind], row
+        assert row["signed_data_error"] == FAILED_CHECK[kind] and row["verified_at"] is not None, row
 
 
 # --- server-api: local, then Apple's current transaction ------------------------------------------

@@ -12,6 +12,10 @@ final class Verification: Sendable {
         let receiptID: UInt64
         /// Past it, nothing is delivered (`VerificationDeadline`); none for retry-pending.
         var deadline = Deadline.never
+        /// True when the receipt's row was written with its answer (checked
+        /// here: `ReceiptStore.KnownAnswer`): nothing is written to it again,
+        /// but for settings not yet read, which leave it unverified.
+        var answerRecorded = false
     }
 
     /// Apple's answer to a pending verification, waiting for a delivery thread.
@@ -185,8 +189,9 @@ final class Verification: Sendable {
     /// What a verification writes for Apple's outcome, decided before any
     /// database work.
     private enum Step {
-        /// Apple's answer is stored and `answer` given; nothing is delivered.
-        case record(ReceiptStore.AppleAnswerRecord, answer: VerifyAnswer)
+        /// Apple's answer is stored (unless the row holds it: nil) and
+        /// `answer` given; nothing is delivered.
+        case record(ReceiptStore.AppleAnswerRecord?, answer: VerifyAnswer)
         /// An admitted receipt: its transactions are delivered.
         case deliver(Delivery.Input, receipt: AppleReceipt)
     }
@@ -198,7 +203,7 @@ final class Verification: Sendable {
     ) throws -> VerifyAnswer {
         switch step(pending, outcome: outcome) {
         case .record(let record, let answer):
-            try ReceiptStore(connection: connection).recordAppleAnswers([record], at: .now())
+            if let record { try ReceiptStore(connection: connection).recordAppleAnswers([record], at: .now()) }
             return answer
         case .deliver(let input, let receipt):
             let answers = try Delivery(connection: connection).deliverInTransaction(input)
@@ -208,8 +213,9 @@ final class Verification: Sendable {
 
     private func step(_ pending: Pending, outcome: AppleOutcome) -> Step {
         let request = pending.request
-        func completion(appleStatus: Int) -> ReceiptStore.AppleAnswerRecord {
-            ReceiptStore.AppleAnswerRecord(
+        func completion(appleStatus: Int) -> ReceiptStore.AppleAnswerRecord? {
+            if pending.answerRecorded { return nil }
+            return ReceiptStore.AppleAnswerRecord(
                 receiptID: pending.receiptID, environment: outcome.environment, appleStatus: outcome.shownStatus(appleStatus),
                 answer: outcome.lastAnswer, completed: true, failedCheck: outcome.checkedHere?.failedCheck)
         }
@@ -266,7 +272,7 @@ final class Verification: Sendable {
                 Delivery.Input(
                     receiptID: pending.receiptID, userID: pending.userID, orderID: request.orderID,
                     environment: environment, appleAnswer: outcome.lastAnswer, appleStatus: outcome.shownStatus(reply.status),
-                    transactions: transactions),
+                    transactions: transactions, answerAlreadyRecorded: pending.answerRecorded),
                 receipt: receipt)
         }
     }

@@ -11,6 +11,19 @@ struct ReceiptStore {
         let userID: String
         let clientAddress: String?
         let receivedAt: Timestamp
+        /// The verification's answer when it is known before the row is
+        /// written (a receipt checked here, `ReceiptChecker.outcomeWithoutApple`):
+        /// the row goes in complete, as a signed transaction's does, and no
+        /// UPDATE of it follows. Nil: Apple is asked after the row is written.
+        var knownAnswer: KnownAnswer? = nil
+    }
+
+    /// What `recordAppleAnswers` would write, written by the INSERT instead.
+    struct KnownAnswer {
+        let environment: AppleEnvironment?
+        let answer: [UInt8]?
+        /// `signed_data_error`: the check a receipt failed here.
+        let failedCheck: String?
     }
 
     /// Step 1 of verifications: the receipts are on record before Apple is
@@ -75,19 +88,24 @@ struct ReceiptStore {
     /// are interchangeable (the same bytes in one statement are all stored, or
     /// all in one row), so no order of the returned rows is assumed.
     private func insert(_ receipts: [(NewReceipt, bytesIn: UInt64?)]) throws(MariaDBError) -> [UInt64] {
+        let verifiedAt = Timestamp.now()
         let returned = receipts.map { Self.returnedColumns($0.0) }
         let parameters = zip(receipts, returned).flatMap { row, columns -> [SQLValue] in
             let (receipt, bytesIn) = row
+            let known = receipt.knownAnswer
             return columns.map(SQLValue.optional) + [
                 bytesIn == nil ? .asciiBytes(receipt.request.receipt.base64) : .null,
                 bytesIn.map { .integer(Int64($0)) } ?? .null, .text(receipt.receivedAt.sql),
+                .optional(known?.environment?.rawValue),
+                .optional(known?.answer.map { String(decoding: $0, as: UTF8.self) }),
+                .optional(known?.failedCheck), known == nil ? .null : .text(verifiedAt.sql),
             ]
         }
         let rows = try connection.execute(
             """
             INSERT INTO receipts (sha256, order_id, transaction_id, app_version, user_id, client_ip, receipt_data,
-              bytes_in, received_at)
-            VALUES \(SQLPlaceholders.rows(receipts.count, columns: 9))
+              bytes_in, received_at, environment, apple_response, signed_data_error, verified_at)
+            VALUES \(SQLPlaceholders.rows(receipts.count, columns: 13))
             RETURNING receipt_id, sha256, order_id, transaction_id, app_version, user_id, client_ip
             """,
             parameters

@@ -54,26 +54,59 @@ final class ReceiptChecker: Sendable {
     func check(
         receiptBase64: String, deadline: Deadline, completion: @escaping ReceiptConversation.Completion
     ) -> Bool {
-        guard mode != .apple, let bytes = Base64.decode(receiptBase64), AppleReceipt.Format.of(bytes) == .appReceipt
-        else {
+        guard let bytes = appReceiptCheckedHere(receiptBase64) else {
             // verifyReceipt, also for an iOS 6 transaction receipt in every mode.
             ServiceMetrics.receiptVerification(mode: .apple)
             return apple.verify(receiptBase64: receiptBase64, deadline: deadline, completion: completion)
         }
+        switch verifyHere(bytes) {
+        case .refused(let refusal):
+            completion(refusal)
+            return true
+        case .verified(let verified):
+            guard let confirmation else {
+                completion(.checkedHere(mode: mode, reply: verified.reply, environment: verified.environment))
+                return true
+            }
+            return confirmation.confirm(verified, deadline: deadline, completion: completion)
+        }
+    }
+
+    /// The outcome at once of a receipt that nothing but this process checks
+    /// (`local`, an app receipt), so that its row can be written complete;
+    /// nil when Apple is asked (`apple`, an iOS 6 receipt, or `server-api`,
+    /// which asks after the check here): `check` then.
+    func outcomeWithoutApple(receiptBase64: String) -> AppleOutcome? {
+        guard mode == .local, let bytes = appReceiptCheckedHere(receiptBase64) else { return nil }
+        switch verifyHere(bytes) {
+        case .refused(let refusal): return refusal
+        case .verified(let verified): return .checkedHere(mode: mode, reply: verified.reply, environment: verified.environment)
+        }
+    }
+
+    /// The receipt's bytes when this process checks it: an app receipt under
+    /// `local` or `server-api`.
+    private func appReceiptCheckedHere(_ receiptBase64: String) -> [UInt8]? {
+        guard mode != .apple, let bytes = Base64.decode(receiptBase64), AppleReceipt.Format.of(bytes) == .appReceipt
+        else { return nil }
+        return bytes
+    }
+
+    private enum Verdict {
+        case verified(VerifiedAppReceipt)
+        /// The outcome of a receipt that failed a check.
+        case refused(AppleOutcome)
+    }
+
+    /// The checks here, counted.
+    private func verifyHere(_ bytes: [UInt8]) -> Verdict {
         ServiceMetrics.receiptVerification(mode: mode)
-        let verified: VerifiedAppReceipt
         do {
-            verified = try verifier.verify(bytes)
+            return .verified(try verifier.verify(bytes))
         } catch {
             ServiceMetrics.receiptCheckFailed(check: error.rawValue)
-            completion(.refusedHere(mode: mode, check: error.rawValue))
-            return true
+            return .refused(.refusedHere(mode: mode, check: error.rawValue))
         }
-        guard let confirmation else {
-            completion(.checkedHere(mode: mode, reply: verified.reply, environment: verified.environment))
-            return true
-        }
-        return confirmation.confirm(verified, deadline: deadline, completion: completion)
     }
 }
 

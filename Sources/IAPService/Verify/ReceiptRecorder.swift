@@ -4,7 +4,8 @@ import MariaDB
 /// Step 1 of a verification, on a thread of its own: the receipts the accept
 /// threads hand over are recorded together, up to `batchLimit` rows in one
 /// INSERT and one commit, and each then goes to its checker (`ReceiptChecker`:
-/// Apple, or this process). A statement per receipt
+/// Apple, or this process; under `local` the check comes first and the row is
+/// written with its answer). A statement per receipt
 /// costs the database several times what the row costs, and an accept thread
 /// no longer waits for a commit before it reads the next request.
 ///
@@ -103,24 +104,42 @@ final class ReceiptRecorder: Sendable {
         }
     }
 
+    /// Records the batch and sends each receipt on. A receipt nothing but
+    /// this process checks is checked first, and its row written with its
+    /// answer (`ReceiptStore.KnownAnswer`): one INSERT and no UPDATE, as a
+    /// signed transaction's row; the others go to their checker once recorded.
     private func record(_ batch: [Job], store: ReceiptStore, index: inout ReceiptBytesIndex) {
+        let outcomes = batch.map { checker.outcomeWithoutApple(receiptBase64: $0.receipt.request.receipt.base64) }
+        let receipts = zip(batch, outcomes).map { job, outcome in
+            var receipt = job.receipt
+            receipt.knownAnswer = outcome.map {
+                ReceiptStore.KnownAnswer(
+                    environment: $0.environment, answer: $0.lastAnswer, failedCheck: $0.checkedHere?.failedCheck)
+            }
+            return receipt
+        }
         let receiptIDs: [UInt64?]
         do {
-            receiptIDs = try store.record(batch.map(\.receipt), index: &index)
+            receiptIDs = try store.record(receipts, index: &index)
         } catch {
             Log.event("verify: receipt not recorded: \(error)")
             // One row the database refuses must not fail the others: each alone.
-            receiptIDs = batch.count == 1 ? [nil] : batch.map { try? store.record([$0.receipt], index: &index).first }
+            receiptIDs = receipts.count == 1 ? [nil] : receipts.map { try? store.record([$0], index: &index).first }
         }
-        for (job, receiptID) in zip(batch, receiptIDs) {
+        for (job, (receiptID, outcome)) in zip(batch, zip(receiptIDs, outcomes)) {
             let request = job.receipt.request
             guard let receiptID else {
-                // Nothing could be recorded: Apple is not called.
+                // Nothing could be recorded: Apple is not called, nothing is delivered.
                 job.responder.send(.verify(VerifyAnswer(status: .retryLater, orderID: request.orderID)))
                 continue
             }
             let pending = Verification.Pending(
-                request: request, userID: job.receipt.userID, receiptID: receiptID, deadline: job.deadline)
+                request: request, userID: job.receipt.userID, receiptID: receiptID, deadline: job.deadline,
+                answerRecorded: outcome != nil)
+            if let outcome {
+                verification.finish(pending, outcome: outcome, responder: job.responder)
+                continue
+            }
             let accepted = checker.check(receiptBase64: request.receipt.base64, deadline: job.deadline) {
                 [verification] outcome in verification.finish(pending, outcome: outcome, responder: job.responder)
             }
