@@ -18,18 +18,20 @@ struct Delivery {
         /// verifyReceipt's status; nil for a signed transaction (Apple was not called).
         let appleStatus: Int?
         let transactions: ReceiptTransactions
-        /// True when the audit row holds Apple's answer already: a verified
-        /// JWS's row is written complete, and writing it again would cost an
-        /// UPDATE of its payload per request.
-        var answerAlreadyRecorded = false
+        /// What the receipt's audit row holds already.
+        var row = ReceiptStore.RowState.bare
 
-        /// Apple's answer as the receipt's row stores it (the verification is
+        /// What delivery writes to the receipt's row (the verification is
         /// complete); nil when the row holds it already.
         var appleAnswerRecord: ReceiptStore.AppleAnswerRecord? {
-            if answerAlreadyRecorded { return nil }
-            return ReceiptStore.AppleAnswerRecord(
-                receiptID: receiptID, environment: environment, appleStatus: appleStatus, answer: appleAnswer,
-                completed: true)
+            switch row {
+            case .complete: return nil
+            case .answered: return .verified(receiptID)
+            case .bare:
+                return ReceiptStore.AppleAnswerRecord(
+                    receiptID: receiptID, environment: environment, appleStatus: appleStatus, answer: appleAnswer,
+                    completed: true)
+            }
         }
     }
 

@@ -12,10 +12,10 @@ final class Verification: Sendable {
         let receiptID: UInt64
         /// Past it, nothing is delivered (`VerificationDeadline`); none for retry-pending.
         var deadline = Deadline.never
-        /// True when the receipt's row was written with its answer (checked
-        /// here: `ReceiptStore.KnownAnswer`): nothing is written to it again,
-        /// but for settings not yet read, which leave it unverified.
-        var answerRecorded = false
+        /// What the receipt's row holds: `bare` when Apple is asked after it
+        /// was written; a receipt checked here is written with its answer
+        /// (`ReceiptStore.KnownAnswer`), a refused one `complete`.
+        var row = ReceiptStore.RowState.bare
     }
 
     /// Apple's answer to a pending verification, waiting for a delivery thread.
@@ -214,7 +214,11 @@ final class Verification: Sendable {
     private func step(_ pending: Pending, outcome: AppleOutcome) -> Step {
         let request = pending.request
         func completion(appleStatus: Int) -> ReceiptStore.AppleAnswerRecord? {
-            if pending.answerRecorded { return nil }
+            switch pending.row {
+            case .complete: return nil
+            case .answered: return .verified(pending.receiptID)
+            case .bare: break
+            }
             return ReceiptStore.AppleAnswerRecord(
                 receiptID: pending.receiptID, environment: outcome.environment, appleStatus: outcome.shownStatus(appleStatus),
                 answer: outcome.lastAnswer, completed: true, failedCheck: outcome.checkedHere?.failedCheck)
@@ -250,9 +254,10 @@ final class Verification: Sendable {
                 sandboxUsers: snapshot.sandboxUsers, appVersion: request.appVersion, userID: pending.userID)
             if admission == .settingsUnknown {
                 // Left without verified_at, like an Apple outage: the app's retry
-                // or retry-pending decides once the settings are read.
+                // or retry-pending decides once the settings are read. (A row
+                // written with its answer has none yet.)
                 return .record(
-                    ReceiptStore.AppleAnswerRecord(
+                    pending.row == .answered ? nil : ReceiptStore.AppleAnswerRecord(
                         receiptID: pending.receiptID, environment: environment,
                         appleStatus: outcome.shownStatus(reply.status), answer: outcome.lastAnswer, completed: false),
                     answer: Self.retryLater(pending, outcome: outcome))
@@ -272,7 +277,7 @@ final class Verification: Sendable {
                 Delivery.Input(
                     receiptID: pending.receiptID, userID: pending.userID, orderID: request.orderID,
                     environment: environment, appleAnswer: outcome.lastAnswer, appleStatus: outcome.shownStatus(reply.status),
-                    transactions: transactions, answerAlreadyRecorded: pending.answerRecorded),
+                    transactions: transactions, row: pending.row),
                 receipt: receipt)
         }
     }

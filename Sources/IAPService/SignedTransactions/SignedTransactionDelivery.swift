@@ -67,7 +67,7 @@ struct SignedTransactionDelivery: Sendable {
                 receiptID: receiptID, userID: input.order.userID, orderID: input.order.orderID,
                 environment: input.environment ?? .sandbox, appleAnswer: signed.payload, appleStatus: nil,
                 transactions: ReceiptTransactions(inApp: [transaction], latestReceiptInfo: [], namedTransactionID: nil),
-                answerAlreadyRecorded: true))
+                row: .complete))
         }
     }
 

@@ -106,8 +106,9 @@ final class ReceiptRecorder: Sendable {
 
     /// Records the batch and sends each receipt on. A receipt nothing but
     /// this process checks is checked first, and its row written with its
-    /// answer (`ReceiptStore.KnownAnswer`): one INSERT and no UPDATE, as a
-    /// signed transaction's row; the others go to their checker once recorded.
+    /// answer (`ReceiptStore.KnownAnswer`): delivery then sets only its
+    /// `verified_at`, where it wrote the answer into the 5 KB row again; the
+    /// others go to their checker once recorded.
     private func record(_ batch: [Job], store: ReceiptStore, index: inout ReceiptBytesIndex) {
         let outcomes = batch.map { checker.outcomeWithoutApple(receiptBase64: $0.receipt.request.receipt.base64) }
         let receipts = zip(batch, outcomes).map { job, outcome in
@@ -135,7 +136,7 @@ final class ReceiptRecorder: Sendable {
             }
             let pending = Verification.Pending(
                 request: request, userID: job.receipt.userID, receiptID: receiptID, deadline: job.deadline,
-                answerRecorded: outcome != nil)
+                row: outcome.map { $0.checkedHere?.failedCheck == nil ? .answered : .complete } ?? .bare)
             if let outcome {
                 verification.finish(pending, outcome: outcome, responder: job.responder)
                 continue
