@@ -7,7 +7,14 @@ with its share; the game's webhook answer {"consumption_percentage": N} is kept;
 Notifications are signed with the stack's test PKI by the simulator's code (notifications.py) and posted
 through nginx to the stack's iap-fcgi. The webhook tests run an iap-fcgi of their own with
 IAP_WEBHOOK_URL pointing at the tests' receiver (webhook_receiver.py), as test_webhook.py does.
+
+The stack's iap-fcgi runs without its refund-request sender here (IAP_CONSUMPTION=off, restarted for the
+module): the sender takes every due row of the database, whichever iap-fcgi wrote it, and would move a
+request of a user without consent to `no_consent` as soon as it is written, so that what the tests read
+(the row as the notification's transaction left it) would depend on who ran first.
+test_refund_request_sender.py tests the sender.
 """
+import os
 import subprocess
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -24,6 +31,21 @@ from webhook_receiver import NEW_HEADS_PENDING, WebhookReceiver
 IAPCTL = Path(__file__).resolve().parents[2] / ".build" / "release" / "iapctl"
 SECRET = "whsec-e2e-refund-requests-0123"
 TWELVE_HOURS_MS = 12 * 3600 * 1000
+
+pytestmark = pytest.mark.outage("iap-fcgi")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def sender_off(stack, api):
+    """The stack's iap-fcgi restarted with IAP_CONSUMPTION=off for the module, then as it was."""
+    def restart(**extra_env):
+        stack("stop iap-fcgi")
+        stack("start iap-fcgi", **extra_env)
+        wait_until(lambda: api.get("/v1/health").status_code == 200, 30, "iap-fcgi healthy after the restart")
+
+    restart(IAP_CONSUMPTION="off")
+    yield
+    restart(IAP_CONSUMPTION=os.environ.get("IAP_CONSUMPTION", ""))
 
 
 def utc(ms):
