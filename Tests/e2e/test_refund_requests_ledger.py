@@ -22,11 +22,10 @@ from pathlib import Path
 import pytest
 import requests
 
-from fastcgi_client import IAP_FCGI, service_environment, stop_service, wait_until_answering
 from notification_support import (ROUTE, deliver_by_verify, event_invariant_violations, events_of, notification_row,
                                   now_ms, post, purchase, refunded, send, signed)
-from support import PAY_6, new_user_id, wait_until
-from webhook_receiver import NEW_HEADS_PENDING, WebhookReceiver
+from support import PAY_6, new_user_id, wait_until, webhook_service
+from webhook_receiver import WebhookReceiver
 
 IAPCTL = Path(__file__).resolve().parents[2] / ".build" / "release" / "iapctl"
 SECRET = "whsec-e2e-refund-requests-0123"
@@ -231,29 +230,15 @@ def test_a_decision_without_a_request_writes_no_row(api, db):
 
 @pytest.fixture(scope="module")
 def receiver(run_dir):
-    receiver = WebhookReceiver(SECRET, run_dir / "certs").start()
-    yield receiver
-    receiver.stop()
+    with WebhookReceiver(SECRET, run_dir / "certs") as receiver:
+        yield receiver
 
 
 @pytest.fixture(scope="module")
 def webhook_log(receiver, db, tmp_path_factory):
-    """An iap-fcgi of the module's own pushing events to `receiver`; yields its log's path. Events earlier
-    tests left pending were pulled (the stack runs without a webhook): marked sent first, as
-    test_webhook.py does."""
-    db.execute("UPDATE events SET status = 'sent', sent_at = UTC_TIMESTAMP(3) WHERE status = 'pending'")
-    directory = tmp_path_factory.mktemp("refund-requests-webhook")
-    socket, log = str(directory / "webhook.sock"), directory / "webhook.log"
-    with open(log, "ab") as output:
-        process = subprocess.Popen(
-            [str(IAP_FCGI)], stdin=subprocess.DEVNULL, stdout=output, stderr=output,
-            env=service_environment(IAP_LISTEN=socket, IAP_WEBHOOK_URL=receiver.url, IAP_WEBHOOK_SECRET=SECRET))
-    try:
-        wait_until_answering(socket, process, log)
-        wait_until(lambda: db.scalar(NEW_HEADS_PENDING) == 0, 180, "the events earlier tests left sent")
+    """An iap-fcgi of the module's own pushing events to `receiver`; yields its log's path."""
+    with webhook_service(db, tmp_path_factory.mktemp("refund-requests-webhook"), receiver.url, SECRET) as log:
         yield log
-    finally:
-        assert stop_service(process) == 0, log.read_text(errors="replace")[-3000:]
 
 
 @pytest.fixture(autouse=True)
