@@ -128,11 +128,13 @@ def create_order(api):
 
 @pytest.fixture(scope="session")
 def stack():
-    """stack("stop mariadb") runs `scripts/stack stop mariadb` against this suite's stack."""
+    """stack("stop mariadb") runs `scripts/stack stop mariadb` against this suite's stack;
+    stack("start iap-fcgi", IAP_CONSUMPTION="off") sets variables over the suite's environment for that
+    run (scripts/stack hands IAP_* ones to iap-fcgi; an empty one is unset)."""
     assert STACK_SCRIPT.exists(), f"{STACK_SCRIPT} is missing"
 
-    def run(command):
-        result = subprocess.run([str(STACK_SCRIPT), *command.split()], cwd=REPO, env=os.environ,
+    def run(command, **extra_env):
+        result = subprocess.run([str(STACK_SCRIPT), *command.split()], cwd=REPO, env={**os.environ, **extra_env},
                                 capture_output=True, text=True, timeout=180)
         assert result.returncode == 0, (
             f"scripts/stack {command} exited {result.returncode}:\n{result.stdout}\n{result.stderr}")

@@ -8,10 +8,14 @@ plain functions from here.
 import json
 import time
 import uuid
+from contextlib import contextmanager
 from datetime import datetime, timezone
 
 import pymysql
 import requests
+
+from fastcgi_client import start_service, stop_service, wait_until_answering
+from webhook_receiver import NEW_HEADS_PENDING
 
 PAY_6 = "zydj.product.pay_6"
 PAY_30 = "zydj.product.pay_30"
@@ -64,6 +68,25 @@ def wait_until(probe, timeout, what, interval=0.25):
         if time.monotonic() >= deadline:
             raise AssertionError(f"{what}: not within {timeout} s (last: {value!r})")
         time.sleep(interval)
+
+
+@contextmanager
+def webhook_service(db, directory, webhook_url, secret, name="webhook"):
+    """An iap-fcgi of the test's own (its FastCGI socket in `directory`, the stack's database) that POSTs
+    the events to `webhook_url`, signed with `secret`; yields its log's path, and stops it at the end, when
+    the secret must not be in its log. The events earlier tests left pending were pulled (the stack runs
+    without a webhook): they are marked sent first, as README tells an operator who turns the webhook on
+    after pulling, and it waits until the service has none left to send."""
+    db.execute("UPDATE events SET status = 'sent', sent_at = UTC_TIMESTAMP(3) WHERE status = 'pending'")
+    socket, log = str(directory / f"{name}.sock"), directory / f"{name}.log"
+    process = start_service(log, IAP_LISTEN=socket, IAP_WEBHOOK_URL=webhook_url, IAP_WEBHOOK_SECRET=secret)
+    try:
+        wait_until_answering(socket, process, log)
+        wait_until(lambda: db.scalar(NEW_HEADS_PENDING) == 0, 180, "the events earlier tests left sent")
+        yield log
+    finally:
+        assert stop_service(process) == 0, log.read_text(errors="replace")[-3000:]
+    assert secret not in log.read_text(errors="replace")
 
 
 # --- assertions ---------------------------------------------------------------

@@ -30,6 +30,13 @@ LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
 
 pytestmark = pytest.mark.outage("iap-fcgi")
 
+# The service's own callers of Apple: the finisher (Finish Transaction) and the refund-request sender.
+# Each calls only for a row it leased, and leases only rows due before now (see `workers_parked`).
+WORKER_OUTBOXES = {"transaction_finishes": "TRUE", "consumption_requests": "status = 'pending'"}
+PARKED_UNTIL = "2100-01-01 00:00:00"
+# The longest lease a worker takes at IAP_APPLE_TIMEOUT_MS=2000 (the sender's: 2 s + 60 s), and room.
+LEASE_WAIT_SECONDS = 120
+
 
 # --- scraping --------------------------------------------------------------------------------
 
@@ -110,7 +117,27 @@ class MixedRun:
 
 
 @pytest.fixture(scope="module")
-def mixed_run(json_service, api, db, simulator, receipts):
+def workers_parked(db):
+    """No call to Apple but the run's own while the module runs: earlier tests leave Finish Transaction
+    calls and refund requests owed (a finish Apple failed waits its backoff), which the service's workers
+    would make whenever they come due, counted in iap_apple_calls_total and iap_apple_calls_in_flight.
+    Every such row is made due in 2100, and the fixture waits until no worker holds a lease (its call under
+    way, or about to be); then nothing calls until the rows are made due again, at the end."""
+    def parked():
+        for table, owed in WORKER_OUTBOXES.items():
+            db.execute(f"UPDATE {table} SET next_attempt_at = %s WHERE {owed} AND"
+                       " (lease_expires_at IS NULL OR lease_expires_at <= UTC_TIMESTAMP(3))", PARKED_UNTIL)
+        return all(db.scalar(f"SELECT COUNT(*) FROM {table} WHERE {owed} AND lease_expires_at > UTC_TIMESTAMP(3)")
+                   == 0 for table, owed in WORKER_OUTBOXES.items())
+
+    wait_until(parked, LEASE_WAIT_SECONDS, "no Finish Transaction or refund request under way")
+    yield
+    for table in WORKER_OUTBOXES:
+        db.execute(f"UPDATE {table} SET next_attempt_at = UTC_TIMESTAMP(3) WHERE next_attempt_at = %s", PARKED_UNTIL)
+
+
+@pytest.fixture(scope="module")
+def mixed_run(json_service, workers_parked, api, db, simulator, receipts):
     signer = importlib.import_module("signed_data")
     run = MixedRun()
     simulator.reset()

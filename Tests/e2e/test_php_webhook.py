@@ -16,9 +16,8 @@ import pytest
 import requests
 
 import notification_support as notify
-from fastcgi_client import IAP_FCGI, REPO, service_environment, stop_service, wait_until_answering
-from support import PAY_6, assert_verify_answer, new_user_id, wait_until
-from webhook_receiver import NEW_HEADS_PENDING
+from fastcgi_client import REPO
+from support import PAY_6, assert_verify_answer, new_user_id, wait_until, webhook_service
 
 SECRET = "whsec-php-e2e-0123456789abcdef"
 NEW_SECRET = "whsec-php-e2e-rotated-00000000"
@@ -62,22 +61,12 @@ def connectable(port):
 
 @pytest.fixture(scope="module")
 def dispatcher(php_endpoint, db, tmp_path_factory):
-    """An iap-fcgi whose webhook is the PHP endpoint. Events earlier tests left were pulled: marked sent
-    and consumed first (as test_webhook_loopback.py does), so that only this module's are POSTed."""
-    db.execute("UPDATE events SET status = 'sent', sent_at = UTC_TIMESTAMP(3) WHERE status = 'pending'")
+    """An iap-fcgi whose webhook is the PHP endpoint. Events earlier tests left were pulled: consumed
+    first, and marked sent (support.webhook_service), so that only this module's are POSTed."""
     db.execute("UPDATE events SET consumed_at = UTC_TIMESTAMP(3) WHERE consumed_at IS NULL")
-    directory = tmp_path_factory.mktemp("php-webhook-service")
-    sock, log = str(directory / "php-webhook.sock"), directory / "php-webhook.log"
-    with open(log, "ab") as output:
-        process = subprocess.Popen(
-            [str(IAP_FCGI)], stdin=subprocess.DEVNULL, stdout=output, stderr=output,
-            env=service_environment(IAP_LISTEN=sock, IAP_WEBHOOK_URL=php_endpoint, IAP_WEBHOOK_SECRET=SECRET))
-    try:
-        wait_until_answering(sock, process, log)
-        wait_until(lambda: db.scalar(NEW_HEADS_PENDING) == 0, 180, "the events earlier tests left sent")
-        yield process
-    finally:
-        assert stop_service(process) == 0, log.read_text(errors="replace")[-3000:]
+    with webhook_service(db, tmp_path_factory.mktemp("php-webhook-service"), php_endpoint, SECRET,
+                         "php-webhook") as log:
+        yield log
 
 
 def sent(db, event_id):

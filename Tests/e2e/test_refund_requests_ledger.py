@@ -7,7 +7,14 @@ with its share; the game's webhook answer {"consumption_percentage": N} is kept;
 Notifications are signed with the stack's test PKI by the simulator's code (notifications.py) and posted
 through nginx to the stack's iap-fcgi. The webhook tests run an iap-fcgi of their own with
 IAP_WEBHOOK_URL pointing at the tests' receiver (webhook_receiver.py), as test_webhook.py does.
+
+The stack's iap-fcgi runs without its refund-request sender here (IAP_CONSUMPTION=off, restarted for the
+module): the sender takes every due row of the database, whichever iap-fcgi wrote it, and would move a
+request of a user without consent to `no_consent` as soon as it is written, so that what the tests read
+(the row as the notification's transaction left it) would depend on who ran first.
+test_refund_request_sender.py tests the sender.
 """
+import os
 import subprocess
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -15,15 +22,29 @@ from pathlib import Path
 import pytest
 import requests
 
-from fastcgi_client import IAP_FCGI, service_environment, stop_service, wait_until_answering
 from notification_support import (ROUTE, deliver_by_verify, event_invariant_violations, events_of, notification_row,
                                   now_ms, post, purchase, refunded, send, signed)
-from support import PAY_6, new_user_id, wait_until
-from webhook_receiver import NEW_HEADS_PENDING, WebhookReceiver
+from support import PAY_6, new_user_id, wait_until, webhook_service
+from webhook_receiver import WebhookReceiver
 
 IAPCTL = Path(__file__).resolve().parents[2] / ".build" / "release" / "iapctl"
 SECRET = "whsec-e2e-refund-requests-0123"
 TWELVE_HOURS_MS = 12 * 3600 * 1000
+
+pytestmark = pytest.mark.outage("iap-fcgi")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def sender_off(stack, api):
+    """The stack's iap-fcgi restarted with IAP_CONSUMPTION=off for the module, then as it was."""
+    def restart(**extra_env):
+        stack("stop iap-fcgi")
+        stack("start iap-fcgi", **extra_env)
+        wait_until(lambda: api.get("/v1/health").status_code == 200, 30, "iap-fcgi healthy after the restart")
+
+    restart(IAP_CONSUMPTION="off")
+    yield
+    restart(IAP_CONSUMPTION=os.environ.get("IAP_CONSUMPTION", ""))
 
 
 def utc(ms):
@@ -209,29 +230,15 @@ def test_a_decision_without_a_request_writes_no_row(api, db):
 
 @pytest.fixture(scope="module")
 def receiver(run_dir):
-    receiver = WebhookReceiver(SECRET, run_dir / "certs").start()
-    yield receiver
-    receiver.stop()
+    with WebhookReceiver(SECRET, run_dir / "certs") as receiver:
+        yield receiver
 
 
 @pytest.fixture(scope="module")
 def webhook_log(receiver, db, tmp_path_factory):
-    """An iap-fcgi of the module's own pushing events to `receiver`; yields its log's path. Events earlier
-    tests left pending were pulled (the stack runs without a webhook): marked sent first, as
-    test_webhook.py does."""
-    db.execute("UPDATE events SET status = 'sent', sent_at = UTC_TIMESTAMP(3) WHERE status = 'pending'")
-    directory = tmp_path_factory.mktemp("refund-requests-webhook")
-    socket, log = str(directory / "webhook.sock"), directory / "webhook.log"
-    with open(log, "ab") as output:
-        process = subprocess.Popen(
-            [str(IAP_FCGI)], stdin=subprocess.DEVNULL, stdout=output, stderr=output,
-            env=service_environment(IAP_LISTEN=socket, IAP_WEBHOOK_URL=receiver.url, IAP_WEBHOOK_SECRET=SECRET))
-    try:
-        wait_until_answering(socket, process, log)
-        wait_until(lambda: db.scalar(NEW_HEADS_PENDING) == 0, 180, "the events earlier tests left sent")
+    """An iap-fcgi of the module's own pushing events to `receiver`; yields its log's path."""
+    with webhook_service(db, tmp_path_factory.mktemp("refund-requests-webhook"), receiver.url, SECRET) as log:
         yield log
-    finally:
-        assert stop_service(process) == 0, log.read_text(errors="replace")[-3000:]
 
 
 @pytest.fixture(autouse=True)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pymysql
 import pytest
 
-from fastcgi_client import IAP_FCGI, service_environment, start_up_refusal, stop_service, wait_until_answering
+from fastcgi_client import IAP_FCGI, start_service, start_up_refusal, stop_service, wait_until_answering
 from support import (PAY_6, assert_verify_answer, lock_waiting_queries, new_transaction_id, new_user_id, placeholders,
                      wait_until)
 from webhook_receiver import NEW_HEADS_PENDING, WebhookReceiver
@@ -41,11 +41,8 @@ class WebhookService:
         self.process = None
 
     def start(self):
-        with open(self.log, "ab") as log:
-            self.process = subprocess.Popen(
-                [str(IAP_FCGI)], stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                env=service_environment(IAP_LISTEN=self.socket, IAP_WEBHOOK_URL=self.receiver_url,
-                                        IAP_WEBHOOK_SECRET=SECRET))
+        self.process = start_service(self.log, IAP_LISTEN=self.socket, IAP_WEBHOOK_URL=self.receiver_url,
+                                     IAP_WEBHOOK_SECRET=SECRET)
         wait_until_answering(self.socket, self.process, self.log)
         return self
 
@@ -62,9 +59,8 @@ class WebhookService:
 
 @pytest.fixture(scope="module")
 def receiver(run_dir):
-    receiver = WebhookReceiver(SECRET, run_dir / "certs").start()
-    yield receiver
-    receiver.stop()
+    with WebhookReceiver(SECRET, run_dir / "certs") as receiver:
+        yield receiver
 
 
 @pytest.fixture(scope="module")

@@ -4,13 +4,11 @@
 plain-HTTP receiver on 127.0.0.1; deliveries go through nginx and the stack's iap-fcgi as in
 test_webhook.py.
 """
-import subprocess
-
 import pytest
 
-from fastcgi_client import IAP_FCGI, service_environment, start_up_refusal, stop_service, wait_until_answering
-from support import PAY_6, assert_verify_answer, new_transaction_id, new_user_id, wait_until
-from webhook_receiver import NEW_HEADS_PENDING, WebhookReceiver
+from fastcgi_client import start_up_refusal
+from support import PAY_6, assert_verify_answer, new_transaction_id, new_user_id, wait_until, webhook_service
+from webhook_receiver import WebhookReceiver
 
 SECRET = "whsec-e2e-loopback-0123456789"
 
@@ -29,29 +27,15 @@ class PlainHTTPReceiver(WebhookReceiver):
 
 @pytest.fixture(scope="module")
 def receiver(run_dir):
-    receiver = PlainHTTPReceiver(SECRET, run_dir / "certs").start()
-    yield receiver
-    receiver.stop()
+    with PlainHTTPReceiver(SECRET, run_dir / "certs") as receiver:
+        yield receiver
 
 
 @pytest.fixture(scope="module")
 def dispatcher(receiver, db, tmp_path_factory):
-    """An iap-fcgi whose IAP_WEBHOOK_URL is the plain-HTTP receiver. Events earlier tests left pending
-    were pulled (the stack runs without a webhook): marked sent first, as test_webhook.py does."""
-    db.execute("UPDATE events SET status = 'sent', sent_at = UTC_TIMESTAMP(3) WHERE status = 'pending'")
-    directory = tmp_path_factory.mktemp("webhook-loopback")
-    socket, log = str(directory / "loopback.sock"), directory / "loopback.log"
-    with open(log, "ab") as output:
-        process = subprocess.Popen(
-            [str(IAP_FCGI)], stdin=subprocess.DEVNULL, stdout=output, stderr=output,
-            env=service_environment(IAP_LISTEN=socket, IAP_WEBHOOK_URL=receiver.url, IAP_WEBHOOK_SECRET=SECRET))
-    try:
-        wait_until_answering(socket, process, log)
-        wait_until(lambda: db.scalar(NEW_HEADS_PENDING) == 0, 180, "the events earlier tests left sent")
-        yield process
-    finally:
-        assert stop_service(process) == 0, log.read_text(errors="replace")[-3000:]
-    assert SECRET not in log.read_text(errors="replace")
+    """An iap-fcgi whose IAP_WEBHOOK_URL is the plain-HTTP receiver."""
+    with webhook_service(db, tmp_path_factory.mktemp("webhook-loopback"), receiver.url, SECRET, "loopback") as log:
+        yield log
 
 
 def test_an_event_is_pushed_over_plain_http_to_a_loopback_receiver(api, db, receipts, receiver, dispatcher):

@@ -5,7 +5,8 @@ before answering, for every event or for chosen ones, or holds every POST until 
 test releases it (a known point to act at while POSTs are under way), and it
 notices when one event_id is being POSTed twice at the same time.
 
-In tests: `WebhookReceiver(secret, certs_dir).start()` serves on a thread of its own.
+In tests: `WebhookReceiver(secret, certs_dir).start()` serves on a thread of its own (`with
+WebhookReceiver(...) as receiver:` stops it at the end).
 Standalone (scripts/bench-webhook): `python3 webhook_receiver.py --certs DIR --secret S --port P`.
 """
 import argparse
@@ -150,6 +151,12 @@ class WebhookReceiver:
         self.thread.start()
         assert ready.wait(10), "the webhook receiver did not start"
         return self
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exception):
+        self.stop()
 
     def stop(self):
         if self.loop is None:
