@@ -10,9 +10,13 @@ import base64
 import hashlib
 import json
 import os
+import subprocess
 
+import pymysql
 import pytest
 
+from conftest import IAPCTL, REPO
+from server_admin import globals_set
 from fastcgi_client import request_once, start_service, stop_service, wait_until_answering
 from support import PAY_6, PAY_30, PAY_98, answered_transactions, new_transaction_id, new_user_id, wait_until
 from test_server_api import register_transaction
@@ -258,6 +262,45 @@ def test_each_failed_check_is_not_paid_and_named_in_the_audit_row(verifier, db, 
     else:
         assert answer.body["apple_status"] is None and row["apple_status"] is None, row
         assert row["signed_data_error"] == FAILED_CHECK[kind] and row["verified_at"] is not None, row
+
+
+def test_a_local_receipt_whose_delivery_failed_is_left_to_retry_pending(api, db, receipts, tmp_path):
+    """Under `local` a receipt's row is written with its answer, and `verified_at` only by the transaction
+    that delivers: a delivery that never happens leaves the receipt to retry-pending, as one Apple checked.
+    Forced here: the test holds the order's row locked while an instance whose sessions wait 1 s for a lock
+    tries its three times."""
+    user_id = new_user_id()
+    order_id = api.create_order(user_id, PAY_6)["order_id"]
+    purchases = bought(receipts, PAY_6)
+    tid, receipt = purchases[0]["transaction_id"], receipts.app_receipt(purchases)
+    holder = pymysql.connect(**{**db.connect_args, "autocommit": False})
+    verifier = None
+    try:
+        with holder.cursor() as cursor:
+            assert cursor.execute("SELECT order_id FROM orders WHERE order_id = %s FOR UPDATE", (order_id,)) == 1
+        with globals_set(innodb_lock_wait_timeout=1):  # while the instance's threads connect, as they need to
+            verifier = OwnVerifier(tmp_path, "local")
+            answer = verifier.verify(receipt, user_id=user_id, order_id=order_id)
+    finally:
+        holder.rollback()
+        holder.close()
+        if verifier is not None:
+            verifier.stop()
+    assert answer.status == 503 and answer.body["status"] == "retry_later", answer.body
+    row = db.one("SELECT verified_at, apple_response, signed_data_error FROM receipts WHERE sha256 = %s",
+                 sha256_of(receipt))
+    assert row["verified_at"] is None and row["signed_data_error"] is None and row["apple_response"], row
+    assert db.delivered_count([tid]) == 0
+
+    root = os.path.join(os.environ["IAP_RUN"], "certs", "receipt-root.pem")
+    result = subprocess.run([str(IAPCTL), "retry-pending", "--minimum-age", "0"], cwd=REPO, capture_output=True,
+                            text=True, timeout=120, env={**os.environ, "IAP_RECEIPT_VERIFIER": "local",
+                                                        "IAP_APPLE_RECEIPT_ROOT_FILE": root})
+    assert result.returncode == 0 and "delivered=" in result.stdout, (result.stdout, result.stderr)
+    assert db.delivered_count([tid]) == 1
+    assert db.one("SELECT order_id FROM transactions WHERE transaction_id = %s", tid)["order_id"] == order_id
+    assert db.scalar("SELECT verified_at IS NOT NULL FROM receipts WHERE sha256 = %s ORDER BY receipt_id LIMIT 1",
+                     sha256_of(receipt)) == 1
 
 
 # --- server-api: local, then Apple's current transaction ------------------------------------------
