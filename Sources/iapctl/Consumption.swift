@@ -1,5 +1,6 @@
 import ArgumentParser
 import IAPCore
+import IAPService
 import MariaDB
 
 /// `iapctl consumption`: the refund-request ledger (API.md "Refund requests"):
@@ -119,32 +120,23 @@ struct Consumption: ParsableCommand {
 
     struct Send: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Send the pending refund request of a transaction now, whatever its backoff.")
+            abstract: "Send the refund request of a transaction now, whatever its backoff (as the console's Send now: "
+                + "a pending or failed one before Apple's deadline, not one being sent).")
 
         @Argument(help: "The transaction_id.")
         var transactionID: String
 
         func run() throws {
-            let connection = try AdminDatabase.connect()
-            let due = try connection.execute(
-                """
-                UPDATE consumption_requests SET next_attempt_at = UTC_TIMESTAMP(3)
-                WHERE transaction_id = ? AND status = 'pending'
-                """,
-                [.text(transactionID)])
-            if (due.matchedRows ?? due.affectedRows) > 0 {
+            switch try RefundAnswerNow.queue(transactionID: transactionID, AdminDatabase.connect()) {
+            case .queued:
                 print("\(transactionID)\tpending, due now")
-                return
+            case .noRequest:
+                throw AdminError("no refund request for transaction \(transactionID)")
+            case .notSendable(let status):
+                throw AdminError(
+                    "the refund request of transaction \(transactionID) is \(status): nothing to send "
+                        + "(answered, closed, past Apple's deadline, or being sent now)")
             }
-            let latest = try connection.execute(
-                """
-                SELECT status FROM consumption_requests WHERE transaction_id = ? ORDER BY request_id DESC LIMIT 1
-                """,
-                [.text(transactionID)]
-            ).first?[0]
-            guard let status = latest else { throw AdminError("no refund request for transaction \(transactionID)") }
-            throw AdminError(
-                "the refund request of transaction \(transactionID) is \(status ?? "-"): none is pending, nothing to send")
         }
     }
 }

@@ -206,3 +206,26 @@ def test_two_instances_on_one_database_finish_each_transaction_once(api, db, sim
         statuses = [c["status"] for c in finish_calls(simulator, tid)]
         assert statuses.count(200) == 1 and set(statuses) == {500, 200}, (tid, statuses)
     assert "finish: finishing at Apple" in second.log_path.read_text()
+
+
+def test_a_row_another_instance_holds_is_called_only_once_its_lease_ends(db, simulator):
+    """The held row has been due longer than the free one: a worker that leased it regardless would have
+    taken it first (the longest due first). So once the free one is finished, the held one was passed
+    over, not just late."""
+    held, free = new_transaction_id(), new_transaction_id()
+    db.execute("INSERT INTO transaction_finishes (transaction_id, environment, created_at, next_attempt_at,"
+               " lease_expires_at) VALUES (%s, 'Production', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) - INTERVAL 1 HOUR,"
+               " UTC_TIMESTAMP(3) + INTERVAL 1 HOUR)", held)
+    lease = outbox_row(db, held)["lease_expires_at"]
+    db.execute("INSERT INTO transaction_finishes (transaction_id, environment, created_at, next_attempt_at)"
+               " VALUES (%s, 'Production', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) - INTERVAL 1 MINUTE)", free)
+    wait_until(lambda: outbox_row(db, free) is None, DEADLINE_S, f"the finish of {free} recorded")
+    assert [c["status"] for c in finish_calls(simulator, free)] == [200]
+    untouched = outbox_row(db, held)
+    assert (untouched["attempts"], untouched["lease_expires_at"]) == (0, lease)
+    assert finish_calls(simulator, held) == []
+
+    db.execute("UPDATE transaction_finishes SET lease_expires_at = UTC_TIMESTAMP(3) - INTERVAL 1 SECOND"
+               " WHERE transaction_id = %s", held)   # the other instance died: its lease ends
+    wait_until(lambda: outbox_row(db, held) is None, DEADLINE_S, f"the finish of {held} recorded")
+    assert [c["status"] for c in finish_calls(simulator, held)] == [200]

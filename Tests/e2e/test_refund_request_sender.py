@@ -41,14 +41,16 @@ def record_consumption(db, transaction_id, milli):
 
 
 def add_request(db, transaction_id, user_id, product_id, environment="Production", product_type="Consumable",
-                game_consumed_milli=None, deadline_seconds=12 * 3600):
-    """A pending row as the CONSUMPTION_REQUEST hook writes it; returns its request_id."""
+                game_consumed_milli=None, deadline_seconds=12 * 3600, leased_seconds=None):
+    """A pending row as the CONSUMPTION_REQUEST hook writes it, or with `leased_seconds` as another
+    instance's sender holds it (its lease ending that much later); returns its request_id."""
     db.execute("INSERT INTO consumption_requests (transaction_id, original_transaction_id, notification_uuid, "
                "environment, user_id, product_id, product_type, reason, requested_at, deadline_at, "
-               "game_consumed_milli, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, 'UNINTENDED_PURCHASE', "
-               "UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL %s SECOND, %s, UTC_TIMESTAMP(3))",
+               "game_consumed_milli, created_at, lease_expires_at) VALUES (%s, %s, %s, %s, %s, %s, %s, "
+               "'UNINTENDED_PURCHASE', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL %s SECOND, %s, UTC_TIMESTAMP(3), "
+               "IF(%s IS NULL, NULL, UTC_TIMESTAMP(3) + INTERVAL %s SECOND))",
                transaction_id, transaction_id, str(uuid.uuid4()), environment, user_id, product_id, product_type,
-               deadline_seconds, game_consumed_milli)
+               deadline_seconds, game_consumed_milli, leased_seconds, leased_seconds)
     return db.scalar("SELECT request_id FROM consumption_requests WHERE transaction_id = %s", transaction_id)
 
 
@@ -63,9 +65,10 @@ def deliver(api, receipts):
 
 def refund_request(db, policy="none", deliver=None, consented=True, consumed=None, game_consumed=None,
                    environment="Production", product_type="Consumable", sample_content_provided=False,
-                   deadline_seconds=12 * 3600, withdrawn=False, transaction_id=None):
+                   deadline_seconds=12 * 3600, withdrawn=False, transaction_id=None, leased_seconds=None):
     """A product with `policy`, a purchase of it (delivered by `deliver`, or never delivered here), the
-    user's consent and consumption, and the request; returns the transaction id."""
+    user's consent and consumption, and the request (leased by another instance with `leased_seconds`);
+    returns the transaction id."""
     transaction_id, user_id = transaction_id or new_transaction_id(), new_user_id()
     product_id = add_product(db, policy, sample_content_provided)
     if deliver is not None:
@@ -75,7 +78,7 @@ def refund_request(db, policy="none", deliver=None, consented=True, consumed=Non
     if consumed is not None:
         record_consumption(db, transaction_id, consumed)
     add_request(db, transaction_id, user_id, product_id, environment, product_type, game_consumed,
-                deadline_seconds)
+                deadline_seconds, leased_seconds)
     return transaction_id
 
 
@@ -204,6 +207,26 @@ def test_a_request_apple_refuses_fails_with_its_error_code(db, simulator, delive
     assert (answered["status"], answered["attempts"]) == ("failed", 1)
     assert answered["last_error"] == "HTTP 400 errorCode 4000182"
     assert [put["status"] for put in puts(simulator, transaction_id)] == [400]
+
+
+# --- the lease ------------------------------------------------------------------------------------
+
+def test_a_request_another_instance_holds_is_sent_only_once_its_lease_ends(db, simulator):
+    """The held request is older than the free one and as due: a sender that leased it regardless would
+    have taken it first. So once the free one is answered, the held one was passed over, not just late."""
+    held = refund_request(db, "grant_full", leased_seconds=3600)
+    lease = row(db, held)["lease_expires_at"]
+    free = refund_request(db, "grant_full")
+    assert settled(db, free)["status"] == "sent"
+    untouched = row(db, held)
+    assert (untouched["status"], untouched["attempts"], untouched["lease_expires_at"]) == ("pending", 0, lease)
+    assert puts(simulator, held) == []
+
+    db.execute("UPDATE consumption_requests SET lease_expires_at = UTC_TIMESTAMP(3) - INTERVAL 1 SECOND"
+               " WHERE transaction_id = %s", held)   # the other instance died: its lease ends
+    answered = settled(db, held)
+    assert (answered["status"], answered["attempts"], answered["lease_expires_at"]) == ("sent", 1, None)
+    assert [put["status"] for put in puts(simulator, held)] == [202]
 
 
 # --- the deadline ----------------------------------------------------------------------------------

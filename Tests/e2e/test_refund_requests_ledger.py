@@ -24,7 +24,8 @@ import requests
 
 from notification_support import (ROUTE, deliver_by_verify, event_invariant_violations, events_of, notification_row,
                                   now_ms, post, purchase, refunded, send, signed)
-from support import PAY_6, new_user_id, wait_until, webhook_service
+from support import PAY_6, new_transaction_id, new_user_id, wait_until, webhook_service
+from test_refund_request_sender import add_request
 from webhook_receiver import WebhookReceiver
 
 IAPCTL = Path(__file__).resolve().parents[2] / ".build" / "release" / "iapctl"
@@ -373,6 +374,38 @@ def test_iapctl_list_and_send(api, db, iapctl):
 
     status, _, error = iapctl_run("consumption", "send", "9999000000000002")
     assert status == 1 and "no refund request for transaction 9999000000000002" in error
+
+
+def request_in(db, status, deadline_seconds, held_by_a_sender=False):
+    """A request with `status` and its deadline that far away. It is written leased, so that the stack's
+    sender never sees it half made, and given back in one statement unless `held_by_a_sender` (as if
+    another instance's sender were sending it). Returns (transaction id, row)."""
+    tid = new_transaction_id()
+    request_id = add_request(db, tid, new_user_id(), PAY_6, deadline_seconds=deadline_seconds, leased_seconds=3600)
+    db.execute("UPDATE consumption_requests SET status = %s, attempts = 1, last_error = 'HTTP 400 errorCode 4000000',"
+               " lease_expires_at = IF(%s, lease_expires_at, NULL) WHERE request_id = %s",
+               status, int(held_by_a_sender), request_id)
+    return tid, db.one("SELECT * FROM consumption_requests WHERE request_id = %s", request_id)
+
+
+def test_iapctl_send_queues_as_the_consoles_send_now(db, iapctl):
+    """`consumption send` runs the console's Send now (RefundAnswerNow): a request Apple refused is sent
+    again while its deadline allows; one past its deadline, or one a sender holds, is left as it is."""
+    refused, _ = request_in(db, "failed", deadline_seconds=3600)
+    assert iapctl("consumption", "send", refused).strip() == f"{refused}\tpending, due now"
+    # The stack's sender answers it: this user gave no consent.
+    wait_until(lambda: db.scalar("SELECT status FROM consumption_requests WHERE transaction_id = %s", refused)
+               == "no_consent", 60, f"the refund request of {refused} answered again")
+
+    late, before = request_in(db, "failed", deadline_seconds=-1)
+    status, _, error = iapctl_run("consumption", "send", late)
+    assert status == 1 and f"the refund request of transaction {late} is failed: nothing to send" in error, error
+    assert requests_of(db, late) == [before]
+
+    held, before = request_in(db, "pending", deadline_seconds=3600, held_by_a_sender=True)
+    status, _, error = iapctl_run("consumption", "send", held)
+    assert status == 1 and f"the refund request of transaction {held} is pending: nothing to send" in error, error
+    assert requests_of(db, held) == [before]
 
 
 def test_event_invariants_hold_with_refund_requests(db):

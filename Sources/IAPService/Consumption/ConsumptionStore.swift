@@ -26,28 +26,26 @@ struct ConsumptionStore {
         let lease: String
     }
 
-    /// Runs of a database transaction that lost to another, in all.
-    static let attempts = 3
+    private var outbox: LeasedOutbox {
+        LeasedOutbox(connection: connection, table: "consumption_requests", keyColumn: "request_id")
+    }
 
     /// Leases the oldest due request: pending, past its `next_attempt_at`, not
-    /// leased. Committed before it returns (READ COMMITTED, `SKIP LOCKED`; on
+    /// leased. Committed before it returns (`LeasedOutbox.transaction`; on
     /// Galera, a sender that leased the same row on another node loses at
     /// commit and runs again, finding it leased). Returns its id, nil when none is due.
     func leaseNext(now: Timestamp, until lease: String) throws -> UInt64? {
-        try connection.transactionRetryingDeadlocks(attempts: Self.attempts, readCommitted: true) {
-            guard let id = try connection.execute(
+        try outbox.transaction {
+            try outbox.lease(
                 """
                 SELECT request_id FROM consumption_requests FORCE INDEX (consumption_requests_dispatch)
                 WHERE status = 'pending' AND store = 'app_store' AND (next_attempt_at IS NULL OR next_attempt_at <= ?)
                   AND (lease_expires_at IS NULL OR lease_expires_at <= ?)
                 ORDER BY next_attempt_at, request_id LIMIT 1 FOR UPDATE SKIP LOCKED
                 """,
-                [.text(now.sql), .text(now.sql)]
-            ).rows.first?[0].flatMap({ UInt64($0) }) else { return nil }
-            try connection.execute(
-                "UPDATE consumption_requests SET lease_expires_at = ? WHERE request_id = ?",
-                [.text(lease), .integer(Int64(id))])
-            return id
+                [.text(now.sql), .text(now.sql)], until: lease,
+                claimed: { $0[0].flatMap { UInt64($0) } }, key: { .integer(Int64($0)) }
+            ).first
         }
     }
 
@@ -57,10 +55,10 @@ struct ConsumptionStore {
     func claimed(_ requestID: UInt64, lease: String) throws(MariaDBError) -> Claimed? {
         guard let row = try connection.execute(
             """
-            SELECT r.request_id, r.transaction_id, r.environment, \(Self.milliseconds("r.deadline_at")),
-              \(Self.milliseconds("r.created_at")), r.attempts, e.status, r.product_type, r.game_consumed_milli,
+            SELECT r.request_id, r.transaction_id, r.environment, \(LeasedOutbox.milliseconds("r.deadline_at")),
+              \(LeasedOutbox.milliseconds("r.created_at")), r.attempts, e.status, r.product_type, r.game_consumed_milli,
               t.delivered_at IS NOT NULL, c.consumed_milli, p.refund_preference, p.sample_content_provided,
-              \(Self.milliseconds("cc.consented_at")), \(Self.milliseconds("cc.withdrawn_at"))
+              \(LeasedOutbox.milliseconds("cc.consented_at")), \(LeasedOutbox.milliseconds("cc.withdrawn_at"))
             FROM consumption_requests r
             LEFT JOIN events e ON e.event_id = r.event_id
             LEFT JOIN transactions t ON t.transaction_id = r.transaction_id
@@ -72,11 +70,6 @@ struct ConsumptionStore {
             [.integer(Int64(requestID)), .text(lease)]
         ).rows.first else { return nil }
         return Self.claimed(from: row, lease: lease)
-    }
-
-    /// A DATETIME(3) column as UTC milliseconds (sessions are in UTC).
-    private static func milliseconds(_ column: String) -> String {
-        "CAST(UNIX_TIMESTAMP(\(column)) * 1000 AS SIGNED)"
     }
 
     private static func claimed(from row: [String?], lease: String) -> Claimed? {
@@ -102,23 +95,24 @@ struct ConsumptionStore {
 
     /// Not yet: looked at again at `atMs`, the lease given back (no PUT was made).
     func postpone(_ claimed: Claimed, untilMs atMs: Int64) throws(MariaDBError) {
-        try connection.execute(
+        _ = try outbox.recordWhileLeased(
             """
             UPDATE consumption_requests SET next_attempt_at = ?, lease_expires_at = NULL
             WHERE request_id = ? AND status = 'pending' AND lease_expires_at = ?
             """,
-            [.text(AppleDate.sqlDateTime(ms: atMs)), .integer(Int64(claimed.requestID)), .text(claimed.lease)])
+            [.text(AppleDate.sqlDateTime(ms: atMs)), .integer(Int64(claimed.requestID))], lease: claimed.lease)
     }
 
     /// Closed without a PUT: `no_consent`, or `expired` when its deadline passed first.
     func close(_ claimed: Claimed, status: String, error: String?) throws(MariaDBError) {
-        try connection.execute(
+        _ = try outbox.recordWhileLeased(
             """
             UPDATE consumption_requests SET status = ?, last_error = COALESCE(?, last_error), next_attempt_at = NULL,
               lease_expires_at = NULL
             WHERE request_id = ? AND status = 'pending' AND lease_expires_at = ?
             """,
-            [.text(status), error.map(SQLValue.text) ?? .null, .integer(Int64(claimed.requestID)), .text(claimed.lease)])
+            [.text(status), error.map(SQLValue.text) ?? .null, .integer(Int64(claimed.requestID))],
+            lease: claimed.lease)
     }
 
     /// Records a PUT of `body` and what came of it. False when the row no longer
@@ -145,7 +139,7 @@ struct ConsumptionStore {
             status = "failed"
             error = .text(String(reason.prefix(255)))
         }
-        return try connection.execute(
+        return try outbox.recordWhileLeased(
             """
             UPDATE consumption_requests SET status = ?, attempts = attempts + 1, next_attempt_at = ?,
               last_error = COALESCE(?, last_error), sent_at = ?, sent_body = ?, refund_preference_sent = ?,
@@ -153,7 +147,7 @@ struct ConsumptionStore {
             WHERE request_id = ? AND status = 'pending' AND lease_expires_at = ?
             """,
             [.text(status), nextAttempt, error, sentAt, .text(body), preference.map(SQLValue.text) ?? .null,
-             .integer(Int64(claimed.requestID)), .text(claimed.lease)]
-        ).affectedRows == 1
+             .integer(Int64(claimed.requestID))],
+            lease: claimed.lease)
     }
 }

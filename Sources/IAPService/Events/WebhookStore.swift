@@ -22,16 +22,13 @@ struct WebhookStore {
         let lease: String
     }
 
-    /// Runs of a database transaction that lost to another, in all, before it is given up.
-    static let attempts = 3
+    private var outbox: LeasedOutbox { LeasedOutbox(connection: connection, table: "events", keyColumn: "event_id") }
 
-    /// Runs `body` in a READ COMMITTED database transaction: its locking reads
-    /// take no gap locks, so a delivery inserting its event never waits for a
-    /// claim. One that lost to another (a deadlock, a lock wait timeout, a
-    /// Galera certification conflict: 1213) runs again whole, as a delivery's
-    /// does, up to `attempts` in all; `body` must be safe to run again.
+    /// Runs `body` in the outbox's database transaction (`LeasedOutbox.transaction`: READ COMMITTED,
+    /// so a delivery inserting its event never waits for a claim, and run again whole when it lost to
+    /// another); `body` must be safe to run again.
     func transaction<Result>(_ body: () throws -> Result) throws -> Result {
-        try connection.transactionRetryingDeadlocks(attempts: Self.attempts, readCommitted: true, body)
+        try outbox.transaction(body)
     }
 
     /// Leases up to `limit` events that are due: pending, past their
@@ -41,7 +38,7 @@ struct WebhookStore {
     /// take different rows, and the lease is committed before any POST starts.
     /// Returns their ids.
     func lease(upTo limit: Int, now: Timestamp, until lease: String) throws(MariaDBError) -> [String] {
-        let ids = try connection.execute(
+        try outbox.lease(
             """
             SELECT e.event_id FROM events e FORCE INDEX (events_dispatch)
             WHERE e.status = 'pending' AND (e.next_attempt_at IS NULL OR e.next_attempt_at <= ?)
@@ -51,14 +48,8 @@ struct WebhookStore {
                 WHERE earlier.user_id = e.user_id AND earlier.status = 'pending' AND earlier.event_id < e.event_id)
             LIMIT ? FOR UPDATE SKIP LOCKED
             """,
-            [.text(now.sql), .text(now.sql), .integer(Int64(limit))]
-        ).rows.compactMap { $0[0] }
-        for chunk in RowChunks.padded(ids) {
-            try connection.execute(
-                "UPDATE events SET lease_expires_at = ? WHERE event_id IN (\(SQLPlaceholders.list(chunk.count)))",
-                [.text(lease)] + chunk.map(SQLValue.text))
-        }
-        return ids
+            [.text(now.sql), .text(now.sql), .integer(Int64(limit))], until: lease,
+            claimed: { $0[0] }, key: SQLValue.text)
     }
 
     /// The leased events, with their transaction and order as they are now.
@@ -74,11 +65,11 @@ struct WebhookStore {
         try connection.execute(
             """
             SELECT e.event_id, e.type, e.transaction_id, e.original_transaction_id, e.order_id, e.user_id,
-              e.product_id, e.quantity, e.environment, \(Self.milliseconds("e.occurred_at")),
-              \(Self.milliseconds("COALESCE(e.redelivered_at, e.created_at)")), e.attempts,
-              \(Self.milliseconds("t.purchase_date")), t.state, o.product_id, o.price, o.currency, o.status,
+              e.product_id, e.quantity, e.environment, \(LeasedOutbox.milliseconds("e.occurred_at")),
+              \(LeasedOutbox.milliseconds("COALESCE(e.redelivered_at, e.created_at)")), e.attempts,
+              \(LeasedOutbox.milliseconds("t.purchase_date")), t.state, o.product_id, o.price, o.currency, o.status,
               t.revocation_reason, t.revocation_type, t.revocation_percentage,
-              r.reason, \(Self.milliseconds("r.deadline_at"))
+              r.reason, \(LeasedOutbox.milliseconds("r.deadline_at"))
             FROM events e
             LEFT JOIN transactions t ON t.transaction_id = e.transaction_id
             LEFT JOIN orders o ON o.order_id = e.order_id
@@ -88,11 +79,6 @@ struct WebhookStore {
             """,
             eventIDs.map(SQLValue.text) + [.text(lease)]
         ).rows.compactMap { Self.claimed(from: $0, lease: lease) }
-    }
-
-    /// A DATETIME(3) column as UTC milliseconds (sessions are in UTC).
-    private static func milliseconds(_ column: String) -> String {
-        "CAST(UNIX_TIMESTAMP(\(column)) * 1000 AS SIGNED)"
     }
 
     private static func claimed(from row: [String?], lease: String) -> Claimed? {
@@ -160,14 +146,13 @@ struct WebhookStore {
             status = "failed"
             nextAttempt = .null
         }
-        return try connection.execute(
+        return try outbox.recordWhileLeased(
             """
             UPDATE events SET status = ?, attempts = attempts + 1, last_error = ?, next_attempt_at = ?,
               lease_expires_at = NULL
             WHERE event_id = ? AND status = 'pending' AND lease_expires_at = ?
             """,
-            [.text(status), .text(String(error.prefix(255))), nextAttempt, .integer(Int64(claimed.event.eventID)),
-             .text(claimed.lease)]
-        ).affectedRows == 1
+            [.text(status), .text(String(error.prefix(255))), nextAttempt, .integer(Int64(claimed.event.eventID))],
+            lease: claimed.lease)
     }
 }

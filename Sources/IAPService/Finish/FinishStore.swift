@@ -19,41 +19,34 @@ struct FinishStore {
         let lease: String
     }
 
-    /// Runs of a database transaction that lost to another, in all, before it is given up.
-    static let attempts = 3
-
-    /// Runs `body` in a READ COMMITTED database transaction (no gap locks: a delivery writing its row
-    /// never waits for a claim), run again whole when it lost to another, as the webhook's are.
-    func transaction<Result>(_ body: () throws -> Result) throws -> Result {
-        try connection.transactionRetryingDeadlocks(attempts: Self.attempts, readCommitted: true, body)
+    private var outbox: LeasedOutbox {
+        LeasedOutbox(connection: connection, table: "transaction_finishes", keyColumn: "transaction_id")
     }
 
-    /// Leases up to `limit` rows that are due and not leased. Run it in `transaction`: `SKIP LOCKED`
-    /// makes workers claiming at the same moment take different rows, and the lease is committed
-    /// before any call starts.
+    /// Runs `body` in the outbox's database transaction (`LeasedOutbox.transaction`: READ COMMITTED,
+    /// so a delivery writing its row never waits for a claim, and run again whole when it lost to another).
+    func transaction<Result>(_ body: () throws -> Result) throws -> Result {
+        try outbox.transaction(body)
+    }
+
+    /// Leases up to `limit` rows that are due and not leased, the longest due first. Run it in
+    /// `transaction`: `SKIP LOCKED` makes workers claiming at the same moment take different rows, and
+    /// the lease is committed before any call starts.
     func lease(upTo limit: Int, now: Timestamp, until lease: String) throws(MariaDBError) -> [Claimed] {
-        let claimed = try connection.execute(
+        try outbox.lease(
             """
             SELECT transaction_id, environment, attempts FROM transaction_finishes FORCE INDEX (transaction_finishes_due)
             WHERE next_attempt_at <= ? AND (lease_expires_at IS NULL OR lease_expires_at <= ?)
             ORDER BY next_attempt_at LIMIT ? FOR UPDATE SKIP LOCKED
             """,
-            [.text(now.sql), .text(now.sql), .integer(Int64(limit))]
-        ).rows.compactMap { row -> Claimed? in
-            guard let transactionID = row[0], let environment = row[1].flatMap(AppleEnvironment.init(rawValue:)),
-                  let attempts = row[2].flatMap({ Int($0) })
-            else { return nil }
-            return Claimed(transactionID: transactionID, environment: environment, attempts: attempts, lease: lease)
-        }
-        for chunk in RowChunks.padded(claimed.map(\.transactionID)) {
-            try connection.execute(
-                """
-                UPDATE transaction_finishes SET lease_expires_at = ?
-                WHERE transaction_id IN (\(SQLPlaceholders.list(chunk.count)))
-                """,
-                [.text(lease)] + chunk.map(SQLValue.text))
-        }
-        return claimed
+            [.text(now.sql), .text(now.sql), .integer(Int64(limit))], until: lease,
+            claimed: { row -> Claimed? in
+                guard let transactionID = row[0], let environment = row[1].flatMap(AppleEnvironment.init(rawValue:)),
+                      let attempts = row[2].flatMap({ Int($0) })
+                else { return nil }
+                return Claimed(transactionID: transactionID, environment: environment, attempts: attempts, lease: lease)
+            },
+            key: { .text($0.transactionID) })
     }
 
     /// Apple answered 2xx: `finished_at` set and the row gone. Run it in `transaction`. False when the
@@ -63,10 +56,9 @@ struct FinishStore {
         try connection.execute(
             "UPDATE transactions SET finished_at = ? WHERE transaction_id = ? AND finished_at IS NULL",
             [.text(time.sql), .text(claimed.transactionID)])
-        return try connection.execute(
+        return try outbox.recordWhileLeased(
             "DELETE FROM transaction_finishes WHERE transaction_id = ? AND lease_expires_at = ?",
-            [.text(claimed.transactionID), .text(claimed.lease)]
-        ).affectedRows == 1
+            [.text(claimed.transactionID)], lease: claimed.lease)
     }
 
     /// No 2xx: the row waits until `nextAttemptMs` with `error`, its attempts counted when the call
@@ -74,7 +66,7 @@ struct FinishStore {
     func recordFailure(
         _ claimed: Claimed, error: String, nextAttemptMs: Int64, countsAttempt: Bool
     ) throws(MariaDBError) -> Bool {
-        try connection.execute(
+        try outbox.recordWhileLeased(
             """
             UPDATE transaction_finishes SET attempts = attempts + ?, last_error = ?, next_attempt_at = ?,
               lease_expires_at = NULL
@@ -82,9 +74,9 @@ struct FinishStore {
             """,
             [
                 .integer(countsAttempt ? 1 : 0), .text(String(error.prefix(255))),
-                .text(AppleDate.sqlDateTime(ms: nextAttemptMs)), .text(claimed.transactionID), .text(claimed.lease),
-            ]
-        ).affectedRows == 1
+                .text(AppleDate.sqlDateTime(ms: nextAttemptMs)), .text(claimed.transactionID),
+            ],
+            lease: claimed.lease)
     }
 
     /// The rows waiting, for `iap_transaction_finishes_pending`.
