@@ -24,14 +24,10 @@ struct Delivery {
         /// What delivery writes to the receipt's row (the verification is
         /// complete); nil when the row holds it already.
         var appleAnswerRecord: ReceiptStore.AppleAnswerRecord? {
-            switch row {
-            case .complete: return nil
-            case .answered: return .verified(receiptID)
-            case .bare:
-                return ReceiptStore.AppleAnswerRecord(
-                    receiptID: receiptID, environment: environment, appleStatus: appleStatus, answer: appleAnswer,
-                    completed: true)
-            }
+            guard row == .bare else { return nil }
+            return ReceiptStore.AppleAnswerRecord(
+                receiptID: receiptID, environment: environment, appleStatus: appleStatus, answer: appleAnswer,
+                completed: true)
         }
     }
 

@@ -13,8 +13,8 @@ final class Verification: Sendable {
         /// Past it, nothing is delivered (`VerificationDeadline`); none for retry-pending.
         var deadline = Deadline.never
         /// What the receipt's row holds: `bare` when Apple is asked after it
-        /// was written; a receipt checked here is written with its answer
-        /// (`ReceiptStore.KnownAnswer`), a refused one `complete`.
+        /// was written; a receipt checked here is written complete
+        /// (`ReceiptStore.KnownAnswer`), and reopened if it is not delivered.
         var row = ReceiptStore.RowState.bare
     }
 
@@ -78,8 +78,10 @@ final class Verification: Sendable {
                 {
                     // Each group's access lines go out in one write once it is answered.
                     let now = Clock.monotonicNanoseconds()
+                    let late = batch.filter { $0.pending.deadline.isPast(nowNs: now) }
+                    Self.reopen(late.map(\.pending), connection: worker.connection)
                     Log.gathered {
-                        for late in batch where late.pending.deadline.isPast(nowNs: now) {
+                        for late in late {
                             late.responder.send(.verify(Self.retryLater(late.pending, outcome: late.outcome)))
                         }
                     }
@@ -100,12 +102,29 @@ final class Verification: Sendable {
     /// `retry_later` at once, nothing is recorded, and the receipt stays
     /// unverified for a retry. (So is one whose deadline passes while it waits:
     /// nothing is delivered after it.)
-    func finish(_ pending: Pending, outcome: AppleOutcome, responder: Responder) {
+    /// - Returns: false when the request was answered `retry_later` at once.
+    @discardableResult
+    func finish(_ pending: Pending, outcome: AppleOutcome, responder: Responder) -> Bool {
         let bytes = pending.request.receipt.base64.utf8.count + (outcome.lastAnswer?.count ?? 0)
         guard !outcome.stoppedByDeadline,
             queue.push(Answered(pending: pending, outcome: outcome, responder: responder), bytes: bytes)
         else {
-            return responder.send(.verify(Self.retryLater(pending, outcome: outcome)))
+            responder.send(.verify(Self.retryLater(pending, outcome: outcome)))
+            return false
+        }
+        return true
+    }
+
+    /// The rows of `pending` written complete whose delivery will not happen,
+    /// reopened for retry-pending (`ReceiptStore.RowState.checkedHere`). A
+    /// database that refuses leaves them to the app's retry.
+    static func reopen(_ pending: [Pending], connection: MariaDBConnection) {
+        let receiptIDs = pending.filter { $0.row == .checkedHere }.map(\.receiptID)
+        guard !receiptIDs.isEmpty else { return }
+        do {
+            try ReceiptStore(connection: connection).reopen(receiptIDs)
+        } catch {
+            Log.event("verify: receipts \(receiptIDs) checked here, not delivered, not reopened: \(error)")
         }
     }
 
@@ -162,6 +181,7 @@ final class Verification: Sendable {
             }
         } catch {
             Log.event("verify: Apple's answer not recorded: \(error)")
+            Self.reopen([pending], connection: connection)
             return Self.retryLater(pending, outcome: outcome)
         }
     }
@@ -214,11 +234,7 @@ final class Verification: Sendable {
     private func step(_ pending: Pending, outcome: AppleOutcome) -> Step {
         let request = pending.request
         func completion(appleStatus: Int) -> ReceiptStore.AppleAnswerRecord? {
-            switch pending.row {
-            case .complete: return nil
-            case .answered: return .verified(pending.receiptID)
-            case .bare: break
-            }
+            guard pending.row == .bare else { return nil }
             return ReceiptStore.AppleAnswerRecord(
                 receiptID: pending.receiptID, environment: outcome.environment, appleStatus: outcome.shownStatus(appleStatus),
                 answer: outcome.lastAnswer, completed: true, failedCheck: outcome.checkedHere?.failedCheck)
@@ -254,10 +270,9 @@ final class Verification: Sendable {
                 sandboxUsers: snapshot.sandboxUsers, appVersion: request.appVersion, userID: pending.userID)
             if admission == .settingsUnknown {
                 // Left without verified_at, like an Apple outage: the app's retry
-                // or retry-pending decides once the settings are read. (A row
-                // written with its answer has none yet.)
+                // or retry-pending decides once the settings are read.
                 return .record(
-                    pending.row == .answered ? nil : ReceiptStore.AppleAnswerRecord(
+                    ReceiptStore.AppleAnswerRecord(
                         receiptID: pending.receiptID, environment: environment,
                         appleStatus: outcome.shownStatus(reply.status), answer: outcome.lastAnswer, completed: false),
                     answer: Self.retryLater(pending, outcome: outcome))

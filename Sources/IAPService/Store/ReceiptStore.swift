@@ -22,17 +22,20 @@ struct ReceiptStore {
     enum RowState: Sendable {
         /// Written before Apple is asked: the answer and `verified_at` are to come.
         case bare
-        /// Written with its answer (`KnownAnswer`, a receipt checked here):
-        /// `verified_at` is set in the transaction that delivers, so that a
-        /// delivery that never happened (a crash, the database gone) leaves it
-        /// to retry-pending, as a receipt Apple checked.
-        case answered
-        /// Written complete: a refused receipt, a verified JWS. Nothing more to write.
+        /// A valid receipt checked here, written complete (`KnownAnswer`, as a
+        /// signed transaction's row): delivery writes nothing to it. A delivery
+        /// that does not happen (its transaction failed, its deadline passed,
+        /// the queue was full) reopens it (`reopen`) for retry-pending, as a
+        /// receipt Apple checked; only a crash or a lost database between the
+        /// two leaves it to the app's retry, as a signed transaction.
+        case checkedHere
+        /// Written complete, nothing to deliver or nothing to reopen: a refused
+        /// receipt, a verified JWS.
         case complete
     }
 
-    /// What `recordAppleAnswers` would write, written by the INSERT instead;
-    /// `verified_at` too when the receipt was refused (nothing to deliver).
+    /// What `recordAppleAnswers` would write, `verified_at` included, written
+    /// by the INSERT instead.
     struct KnownAnswer {
         let environment: AppleEnvironment?
         let answer: [UInt8]?
@@ -112,7 +115,7 @@ struct ReceiptStore {
                 bytesIn.map { .integer(Int64($0)) } ?? .null, .text(receipt.receivedAt.sql),
                 .optional(known?.environment?.rawValue),
                 .optional(known?.answer.map { String(decoding: $0, as: UTF8.self) }),
-                .optional(known?.failedCheck), known?.failedCheck == nil ? .null : .text(verifiedAt.sql),
+                .optional(known?.failedCheck), known == nil ? .null : .text(verifiedAt.sql),
             ]
         }
         let rows = try connection.execute(
@@ -155,36 +158,26 @@ struct ReceiptStore {
         let completed: Bool
         /// The check a receipt failed here (`ReceiptChecker`), for `signed_data_error`.
         var failedCheck: String? = nil
-        /// True when the row holds the answer (`RowState.answered`): only
-        /// `verified_at` is written.
-        var answerStored = false
-
-        /// A completed verification of a row that holds its answer.
-        static func verified(_ receiptID: UInt64) -> AppleAnswerRecord {
-            AppleAnswerRecord(
-                receiptID: receiptID, environment: nil, appleStatus: nil, answer: nil, completed: true, answerStored: true)
-        }
     }
 
     /// Stores Apple's last answer to each receipt row: one statement for up to
     /// `RowChunks.largest` rows. Each row must be there: a receipt id that
     /// matches no row is an error, and the caller's transaction rolls back.
     func recordAppleAnswers(_ records: [AppleAnswerRecord], at time: Timestamp) throws(MariaDBError) {
-        for chunk in RowChunks.padded(records.filter { !$0.answerStored }) {
+        for chunk in RowChunks.padded(records) {
             try recordAppleAnswersOnce(chunk, at: time)
-        }
-        for chunk in RowChunks.padded(records.filter(\.answerStored).map(\.receiptID)) {
-            try markVerified(chunk, at: time)
         }
     }
 
-    /// `verified_at` of rows that hold their answer: a small UPDATE, where
-    /// writing the answer again rewrote each 5 KB row with its answer.
-    private func markVerified(_ receiptIDs: [UInt64], at time: Timestamp) throws(MariaDBError) {
-        try connection.execute(
-            "UPDATE receipts SET verified_at = ? WHERE receipt_id IN (\(SQLPlaceholders.list(receiptIDs.count)))",
-            [.text(time.sql)] + receiptIDs.map { .integer(Int64($0)) }
-        ).requireRows(Set(receiptIDs).count, "UPDATE receipts (verified_at)")
+    /// Rows written complete (`RowState.checkedHere`) whose delivery did not
+    /// happen, made unverified again: retry-pending's, as a receipt whose
+    /// Apple call never completed.
+    func reopen(_ receiptIDs: [UInt64]) throws(MariaDBError) {
+        for chunk in RowChunks.padded(receiptIDs) {
+            try connection.execute(
+                "UPDATE receipts SET verified_at = NULL WHERE receipt_id IN (\(SQLPlaceholders.list(chunk.count)))",
+                chunk.map { .integer(Int64($0)) })
+        }
     }
 
     /// One UPDATE; a record repeated (`RowChunks.padded`) names its row twice,
