@@ -9,7 +9,10 @@ import X509
 /// of the input.
 ///
 /// Only the outer structure is read here. The certificates are handed to
-/// swift-certificates as they are, and the signature to its RSA check.
+/// swift-certificates as they are, and the signature to its RSA check. In DER
+/// (Apple's receipts) the outer structure is found first by its tags and
+/// lengths (`SignedDataOutline`), so that the certificates are not parsed
+/// into nodes unless their chain is not cached yet.
 struct PKCS7SignedData {
     /// Who signed, and how.
     struct Signer {
@@ -54,6 +57,10 @@ struct PKCS7SignedData {
     ///   has other than one signer.
     init(berEncoded bytes: [UInt8]) throws(AppReceiptError) {
         do {
+            if let outline = SignedDataOutline(bytes) {
+                self = try Self(outline: outline)
+                return
+            }
             let root = try BER.parse(bytes)
             self = try BER.sequence(root, identifier: .sequence) { nodes in
                 guard try ASN1ObjectIdentifier(berEncoded: &nodes) == PKCS7OID.signedData else {
@@ -98,6 +105,20 @@ struct PKCS7SignedData {
                 content: content, certificates: certificates, certificatesEncoding: certificatesEncoding,
                 signer: try Signer(berEncoded: signers[0]))
         }
+    }
+
+    /// The DER structure `outline` found, its certificates left as bytes.
+    private init(outline: SignedDataOutline) throws {
+        _ = try Int(berEncoded: try BER.parse(outline.version))
+        let signers = try BER.set(try BER.parse(outline.signerInfos), identifier: .set) { signerNodes in
+            var signers: [ASN1Node] = []
+            while let signer = signerNodes.next() { signers.append(signer) }
+            return signers
+        }
+        guard signers.count == 1 else { throw AppReceiptError.unsupportedContent }
+        self.init(
+            content: try Self.attachedData(try BER.parse(outline.encapsulatedContent)), certificates: outline.certificates,
+            certificatesEncoding: outline.certificatesElement, signer: try Signer(berEncoded: signers[0]))
     }
 
     private init(
