@@ -18,7 +18,8 @@ from support import new_user_id, wait_until
 REPO = Path(__file__).resolve().parents[2]
 DASHBOARD = REPO / "deploy" / "grafana-iap-fcgi.json"
 RULES = REPO / "deploy" / "prometheus-alerts.yml"
-METRIC_NAMES = REPO / "Sources" / "IAPService" / "Metrics" / "ServiceMetrics.swift"
+# Where the service names its metrics: ServiceMetrics and its extensions beside the code they count.
+METRIC_SOURCES = REPO / "Sources" / "IAPService"
 # Panels whose series exist as soon as the service has answered requests.
 PANELS_WITH_DATA = {"Requests/s by route", "Latency p50 / p99 by route", "Queue depth", "Retry-pending backlog",
                     "Retry-pending backlog now", "Days until expiry", "Apple calls in flight"}
@@ -112,7 +113,8 @@ def test_alert_rules_load_and_evaluate_in_prometheus(prometheus):
 
 
 def test_dashboard_names_only_metrics_the_service_has():
-    declared = set(re.findall(r'"(iap_[a-z_]+)"', METRIC_NAMES.read_text()))
+    declared = {name for source in METRIC_SOURCES.rglob("*.swift")
+                for name in re.findall(r'"(iap_[a-z_]+)"', source.read_text())}
     used = {re.sub(r"_(bucket|count|sum)$", "", name) for _, expr in targets() for name in re.findall(r"iap_[a-z_]+", expr)}
     used |= {re.sub(r"_(bucket|count|sum)$", "", name) for name in re.findall(r"iap_[a-z_]+", RULES.read_text())}
     assert used - declared == set(), f"names the service never exports: {sorted(used - declared)}"
