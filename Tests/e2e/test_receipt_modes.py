@@ -17,7 +17,7 @@ import pytest
 
 from conftest import IAPCTL, REPO
 from server_admin import globals_set
-from fastcgi_client import request_once, start_service, stop_service, wait_until_answering
+from fastcgi_client import Connection, request_once, start_service, stop_service, wait_until_answering
 from support import PAY_6, PAY_30, PAY_98, answered_transactions, new_transaction_id, new_user_id, wait_until
 from test_server_api import register_transaction
 from test_transaction_id_verify import own_service_environment
@@ -280,7 +280,15 @@ def test_a_local_receipt_whose_delivery_failed_is_left_to_retry_pending(api, db,
             assert cursor.execute("SELECT order_id FROM orders WHERE order_id = %s FOR UPDATE", (order_id,)) == 1
         with globals_set(innodb_lock_wait_timeout=1):  # while the instance's threads connect, as they need to
             verifier = OwnVerifier(tmp_path, "local")
-            answer = verifier.verify(receipt, user_id=user_id, order_id=order_id)
+            # Recorded and delivered at once, then as a receipt Apple checked: twice three 1 s lock waits.
+            connection = Connection(verifier.socket_path)
+            connection.socket.settimeout(60)
+            body = json.dumps({"receipt_data": receipt, "user_id": user_id, "order_id": order_id}).encode()
+            try:
+                raw = connection.request("POST", ROUTE, body=body)
+            finally:
+                connection.close()
+            answer = Answer(raw.status, raw.json())
     finally:
         holder.rollback()
         holder.close()

@@ -36,7 +36,7 @@ final class Verification: Sendable {
     private let queue: WorkQueue<Answered>
     private let bundleIDs: [String]
     private let sandboxPolicy: SandboxPolicy
-    private let settings: SettingsCache
+    let settings: SettingsCache
 
     /// `queueLimit`: Apple's answers waiting for a delivery thread, at most.
     init(bundleIDs: [String], sandboxPolicy: SandboxPolicy, settings: SettingsCache, queueLimit: QueueLimit = QueueLimit()) {
@@ -138,35 +138,18 @@ final class Verification: Sendable {
             return batch.map { answer($0.pending, outcome: $0.outcome, connection: connection) }
         }
         let steps = batch.map { step($0.pending, outcome: $0.outcome) }
-        let items = steps.map { step in
-            switch step {
-            case .record(let record, _):
-                return BatchDelivery.Item(record: record, delivery: nil)
-            case .deliver(let input, _):
-                return BatchDelivery.Item(record: input.appleAnswerRecord, delivery: (
-                    BatchPlan.Member(
-                        receiptID: input.receiptID, userID: input.userID, orderID: input.orderID,
-                        transactions: input.transactions),
-                    input.environment))
-            }
-        }
         let delivery = BatchDelivery(connection: connection, catalog: settings.current.products)
         // A batch that lost to another transaction runs again whole; one whose
         // rows another request inserted meanwhile goes one by one.
         let recorded = (try? connection.transactionRetryingDeadlocks(attempts: Self.attempts) {
-            try delivery.record(items, at: .now())
+            try delivery.record(steps.map(\.batchItem), at: .now())
         }) ?? Array(repeating: nil, count: batch.count)
         return zip(batch, zip(steps, recorded)).map { answered, stepAndRecord in
             let (step, transactions) = stepAndRecord
             guard let transactions else {
                 return answer(answered.pending, outcome: answered.outcome, connection: connection)
             }
-            switch step {
-            case .record(_, let answer):
-                return answer
-            case .deliver(let input, let receipt):
-                return Self.deliveredAnswer(input, request: answered.pending.request, receipt: receipt, answers: transactions)
-            }
+            return step.answer(request: answered.pending.request, delivered: transactions)
         }
     }
 
@@ -208,12 +191,36 @@ final class Verification: Sendable {
 
     /// What a verification writes for Apple's outcome, decided before any
     /// database work.
-    private enum Step {
+    enum Step {
         /// Apple's answer is stored (unless the row holds it: nil) and
         /// `answer` given; nothing is delivered.
         case record(ReceiptStore.AppleAnswerRecord?, answer: VerifyAnswer)
         /// An admitted receipt: its transactions are delivered.
         case deliver(Delivery.Input, receipt: AppleReceipt)
+
+        /// The step as one verification of a `BatchDelivery`.
+        var batchItem: BatchDelivery.Item {
+            switch self {
+            case .record(let record, _):
+                return BatchDelivery.Item(record: record, delivery: nil)
+            case .deliver(let input, _):
+                return BatchDelivery.Item(record: input.appleAnswerRecord, delivery: (
+                    BatchPlan.Member(
+                        receiptID: input.receiptID, userID: input.userID, orderID: input.orderID,
+                        transactions: input.transactions),
+                    input.environment))
+            }
+        }
+
+        /// The answer once the step is written and `delivered` what it delivered.
+        func answer(request: VerifyRequest, delivered: [TransactionAnswer]) -> VerifyAnswer {
+            switch self {
+            case .record(_, let answer):
+                return answer
+            case .deliver(let input, let receipt):
+                return Verification.deliveredAnswer(input, request: request, receipt: receipt, answers: delivered)
+            }
+        }
     }
 
     /// Records Apple's answer and delivers, inside the caller's database
@@ -231,7 +238,7 @@ final class Verification: Sendable {
         }
     }
 
-    private func step(_ pending: Pending, outcome: AppleOutcome) -> Step {
+    func step(_ pending: Pending, outcome: AppleOutcome) -> Step {
         let request = pending.request
         func completion(appleStatus: Int) -> ReceiptStore.AppleAnswerRecord? {
             guard pending.row == .bare else { return nil }
@@ -298,7 +305,7 @@ final class Verification: Sendable {
     }
 
     /// The answer of a delivered receipt, from what each transaction became.
-    private static func deliveredAnswer(
+    static func deliveredAnswer(
         _ input: Delivery.Input, request: VerifyRequest, receipt: AppleReceipt, answers: [TransactionAnswer]
     ) -> VerifyAnswer {
         let status = VerifyStatus.finalStatus(

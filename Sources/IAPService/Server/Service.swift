@@ -101,8 +101,11 @@ public final class Service: Sendable {
         let checker = ReceiptChecker(
             mode: configuration.receiptVerifier, apple: apple, roots: try ReceiptChecker.roots(configuration),
             confirmation: appStoreServer.map(ServerAPIConfirmation.init))
+        let checkedReceipts = CheckedReceiptBatches(verification: verification, queueLimit: configuration.verifyQueueLimit)
+        checkedReceipts.start(database: database)
         let recorder = ReceiptRecorder(
-            checker: checker, verification: verification, replays: replays, replayAudit: replayAudit,
+            checker: checker, verification: verification, checkedReceipts: checkedReceipts,
+            replays: replays, replayAudit: replayAudit,
             queueLimit: configuration.verifyQueueLimit,
             deadlineBudgetMs: VerificationDeadline.budgetMs(appleTimeoutMs: configuration.appleTimeoutMs))
         recorder.start(database: database)

@@ -56,15 +56,36 @@ struct ReceiptStore {
     /// earlier receipt of the batch stores, in a statement after that one's.
     /// Rows that store their bytes are remembered in `index` once committed.
     func record(_ receipts: [NewReceipt], index: inout ReceiptBytesIndex) throws -> [UInt64] {
-        let placements = index.place(receipts.map { ($0.request.receipt.sha256Hex, $0.receivedAt.milliseconds) })
+        let placements = Self.place(receipts, in: &index)
         let ids = Self.fitInOneStatement(placements)
             ? try insert(receipts, placed: placements)
             : try connection.transaction { try insert(receipts, placed: placements) }
+        Self.remember(receipts, placed: placements, ids: ids, in: &index)
+        return ids
+    }
+
+    /// `record` inside the caller's database transaction, the rows placed
+    /// (`place`) before it began; once it has committed, the caller remembers
+    /// them (`remember`): rows remembered in a transaction that rolled back
+    /// would be named by later ones without being there.
+    func recordInTransaction(_ receipts: [NewReceipt], placed placements: [ReceiptBytesIndex.Placement]) throws -> [UInt64] {
+        try insert(receipts, placed: placements)
+    }
+
+    /// Where each receipt's bytes go: its own row, or one `index` knows.
+    static func place(_ receipts: [NewReceipt], in index: inout ReceiptBytesIndex) -> [ReceiptBytesIndex.Placement] {
+        index.place(receipts.map { ($0.request.receipt.sha256Hex, $0.receivedAt.milliseconds) })
+    }
+
+    /// The committed rows that store their bytes, for later rows to name.
+    static func remember(
+        _ receipts: [NewReceipt], placed placements: [ReceiptBytesIndex.Placement], ids: [UInt64],
+        in index: inout ReceiptBytesIndex
+    ) {
         for (receipt, (placement, id)) in zip(receipts, zip(placements, ids)) where placement == .stored {
             index.remember(sha256Hex: receipt.request.receipt.sha256Hex, receiptID: id,
                            receivedAtMs: receipt.receivedAt.milliseconds)
         }
-        return ids
     }
 
     /// Whether the rows go in one INSERT: few enough, and none of them after

@@ -4,8 +4,10 @@ import MariaDB
 /// Step 1 of a verification, on a thread of its own: the receipts the accept
 /// threads hand over are recorded together, up to `batchLimit` rows in one
 /// INSERT and one commit, and each then goes to its checker (`ReceiptChecker`:
-/// Apple, or this process; under `local` the check comes first and the row is
-/// written with its answer). A statement per receipt
+/// Apple, or, under `server-api`, this process and then Apple). Under `local`
+/// a receipt is checked here first and goes, not recorded yet, to
+/// `CheckedReceiptBatches`, which records and delivers it in one database
+/// transaction. A statement per receipt
 /// costs the database several times what the row costs, and an accept thread
 /// no longer waits for a commit before it reads the next request.
 ///
@@ -31,6 +33,11 @@ final class ReceiptRecorder: Sendable {
         let deadline: Deadline
         /// The outcome of a receipt checked here before it is recorded (`local`).
         var outcome: AppleOutcome? = nil
+
+        /// A job checked here, for `CheckedReceiptBatches`.
+        var checkedReceipt: CheckedReceiptBatches.Job {
+            CheckedReceiptBatches.Job(receipt: receipt, outcome: outcome!, responder: responder, deadline: deadline)
+        }
     }
 
     /// Receipts recorded in one statement at most.
@@ -42,18 +49,22 @@ final class ReceiptRecorder: Sendable {
     private let queue: WorkQueue<Job>
     private let checker: ReceiptChecker
     private let verification: Verification
+    /// Where receipts checked here go instead of being recorded here (`local`).
+    private let checkedReceipts: CheckedReceiptBatches
     private let replays: ReplayCache
     private let replayAudit: ReplayAudit
     /// A verification's time from its request's arrival (`VerificationDeadline`).
     private let deadlineBudgetMs: Int
 
     init(
-        checker: ReceiptChecker, verification: Verification, replays: ReplayCache, replayAudit: ReplayAudit,
+        checker: ReceiptChecker, verification: Verification, checkedReceipts: CheckedReceiptBatches,
+        replays: ReplayCache, replayAudit: ReplayAudit,
         queueLimit: QueueLimit, deadlineBudgetMs: Int
     ) {
         self.queue = WorkQueue(limit: queueLimit, name: "receipt_recorder")
         self.checker = checker
         self.verification = verification
+        self.checkedReceipts = checkedReceipts
         self.replays = replays
         self.replayAudit = replayAudit
         self.deadlineBudgetMs = deadlineBudgetMs
@@ -69,10 +80,12 @@ final class ReceiptRecorder: Sendable {
                 // A receipt checked here costs less to check again than the query that would spare it
                 // (bench case l1: 35 µs of MariaDB's CPU per verification): a replay of one is checked,
                 // and delivery answers it already_delivered.
-                let newReceipts = checked.filter { $0.outcome != nil }
-                    + answerReplays(checked.filter { $0.outcome == nil }, connection: store.connection)
-                if !newReceipts.isEmpty {
-                    record(newReceipts, store: store, index: &index)
+                let toRecord = answerReplays(checked.filter { $0.outcome == nil }, connection: store.connection)
+                for job in checked where job.outcome != nil {
+                    checkedReceipts.submit(job.checkedReceipt)
+                }
+                if !toRecord.isEmpty {
+                    record(toRecord, store: store, index: &index)
                 }
             }
         }
@@ -113,8 +126,8 @@ final class ReceiptRecorder: Sendable {
     }
 
     /// `job` with its outcome when nothing but this process checks its
-    /// receipt (`local`): its row is then written complete
-    /// (`ReceiptStore.KnownAnswer`), and no UPDATE of the 5 KB row follows
+    /// receipt (`local`), its row's answer ready (`ReceiptStore.KnownAnswer`):
+    /// the row is written complete, and no UPDATE of the 5 KB row follows
     /// unless its delivery does not happen (`RowState.checkedHere`).
     private func checkedWithoutApple(_ job: Job) -> Job {
         guard let outcome = checker.outcomeWithoutApple(receiptBase64: job.receipt.request.receipt.base64) else {
@@ -127,8 +140,7 @@ final class ReceiptRecorder: Sendable {
         return checked
     }
 
-    /// Records the batch and sends each receipt on: to its checker, or, when
-    /// checked already, to delivery.
+    /// Records the batch and sends each receipt to its checker.
     private func record(_ batch: [Job], store: ReceiptStore, index: inout ReceiptBytesIndex) {
         let receipts = batch.map(\.receipt)
         let receiptIDs: [UInt64?]
@@ -147,14 +159,7 @@ final class ReceiptRecorder: Sendable {
                 continue
             }
             let pending = Verification.Pending(
-                request: request, userID: job.receipt.userID, receiptID: receiptID, deadline: job.deadline,
-                row: job.outcome.map { $0.checkedHere?.failedCheck == nil ? .checkedHere : .complete } ?? .bare)
-            if let checkedHere = job.outcome {
-                if !verification.finish(pending, outcome: checkedHere, responder: job.responder) {
-                    Verification.reopen([pending], connection: store.connection)
-                }
-                continue
-            }
+                request: request, userID: job.receipt.userID, receiptID: receiptID, deadline: job.deadline)
             let accepted = checker.check(receiptBase64: request.receipt.base64, deadline: job.deadline) {
                 [verification] outcome in verification.finish(pending, outcome: outcome, responder: job.responder)
             }
