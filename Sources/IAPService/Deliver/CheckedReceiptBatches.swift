@@ -48,9 +48,14 @@ final class CheckedReceiptBatches: Sendable {
                 let store = ReceiptStore(connection: WorkerContext(database: database).connection)
                 var index = ReceiptBytesIndex(capacity: ReceiptRecorder.bytesIndexCapacity)
                 while let batch = queue.pop(upTo: Verification.batchLimit) {
-                    if !recordAndDeliverAtOnce(batch, store: store, index: &index) {
-                        recordThenFinish(batch, store: store, index: &index)
+                    // Past its deadline nothing is delivered (`VerificationDeadline`): the delivery
+                    // threads answer it retry_later and reopen its row for retry-pending.
+                    let now = Clock.monotonicNanoseconds()
+                    let onTime = batch.filter { !$0.deadline.isPast(nowNs: now) }
+                    if !onTime.isEmpty, !recordAndDeliverAtOnce(onTime, store: store, index: &index) {
+                        recordThenFinish(onTime, store: store, index: &index)
                     }
+                    recordThenFinish(batch.filter { $0.deadline.isPast(nowNs: now) }, store: store, index: &index)
                 }
             }
         }
