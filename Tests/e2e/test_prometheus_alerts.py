@@ -21,7 +21,7 @@ def promtool(*arguments):
 def test_alert_rules_are_valid():
     result = promtool("check", "rules", str(RULES))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "SUCCESS: 14 rules found" in result.stdout + result.stderr
+    assert "SUCCESS: 15 rules found" in result.stdout + result.stderr
 
 
 def test_every_alert_fires_when_it_should_and_only_then():
