@@ -1,5 +1,6 @@
 import Foundation
 import SignedData
+import XCTest
 
 /// The receipts made by Fixtures/make_fixtures.py (Python's cryptography and a
 /// DER/BER writer of its own, the test PKI shaped like Apple's): one good
@@ -10,6 +11,13 @@ enum AppReceiptFixtures {
 
     static func receipt(_ name: String) -> [UInt8] {
         Array(FileManager.default.contents(atPath: directory.appendingPathComponent(name + ".der").path)!)
+    }
+
+    /// A receipt Apple or Xcode signed, from Fixtures/real (ORIGIN.md): its base64 decoded.
+    static func realReceipt(_ name: String) throws -> [UInt8] {
+        let url = directory.appendingPathComponent("real/\(name).b64")
+        let text = try String(contentsOf: url, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        return try XCTUnwrap(Data(base64Encoded: text).map(Array.init), "\(name).b64 is not base64")
     }
 
     /// The test root the good receipts chain to.

@@ -12,18 +12,12 @@ import XCTest
 final class RealReceiptTests: XCTestCase {
     private let verifier = AppReceiptVerifier()  // Apple Inc. Root CA, compiled in
 
-    private static func realReceipt(_ name: String) throws -> [UInt8] {
-        let url = AppReceiptFixtures.directory.appendingPathComponent("real/\(name).b64")
-        let text = try String(contentsOf: url, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        return try XCTUnwrap(Data(base64Encoded: text).map(Array.init), "\(name).b64 is not base64")
-    }
-
     private static func ms(_ iso: String) -> Int64 {
         Int64(ISO8601DateFormatter().date(from: iso)!.timeIntervalSince1970 * 1000)
     }
 
     func testAProductionReceiptSignedWithSHA256UnderTheG5Intermediate() throws {
-        let verified = try verifier.verify(Self.realReceipt("tpinappreceipt-production"))
+        let verified = try verifier.verify(AppReceiptFixtures.realReceipt("tpinappreceipt-production"))
         XCTAssertEqual(verified.environment, .production)
         XCTAssertEqual(verified.payload.environmentName, "Production")
         XCTAssertEqual(verified.payload.bundleID, "org.getpure.pure-iphone")
@@ -39,7 +33,7 @@ final class RealReceiptTests: XCTestCase {
     }
 
     func testAProductionSandboxReceiptFrom2025IsASandboxOne() throws {
-        let verified = try verifier.verify(Self.realReceipt("tpinappreceipt-sandbox-g5"))
+        let verified = try verifier.verify(AppReceiptFixtures.realReceipt("tpinappreceipt-sandbox-g5"))
         XCTAssertEqual(verified.payload.environmentName, "ProductionSandbox")
         XCTAssertEqual(verified.environment, .sandbox)
         XCTAssertEqual(verified.reply.environment, "Sandbox")
@@ -50,7 +44,7 @@ final class RealReceiptTests: XCTestCase {
     }
 
     func testASandboxReceiptFrom2015SignedWithSHA1UnderTheFirstWWDRIntermediate() throws {
-        let verified = try verifier.verify(Self.realReceipt("kvitto-sandbox"))
+        let verified = try verifier.verify(AppReceiptFixtures.realReceipt("kvitto-sandbox"))
         XCTAssertEqual(verified.environment, .sandbox)
         XCTAssertEqual(verified.payload.bundleID, "com.cocoanetics.EmmiView")
         XCTAssertEqual(verified.payload.applicationVersion, "246")
@@ -65,7 +59,7 @@ final class RealReceiptTests: XCTestCase {
     func testEveryRealLeafHasExpiredSince() throws {
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         for name in ["tpinappreceipt-production", "tpinappreceipt-sandbox-g5", "kvitto-sandbox"] {
-            let inspection = verifier.inspect(try Self.realReceipt(name))
+            let inspection = verifier.inspect(try AppReceiptFixtures.realReceipt(name))
             let leaf = try XCTUnwrap(inspection.certificates.first { $0.subject.contains("Receipt Signing") }, name)
             XCTAssertLessThan(leaf.notValidAfterMs, now, "\(name)'s leaf")
             XCTAssertNotNil(try? inspection.verdict.get(), name)
@@ -75,7 +69,7 @@ final class RealReceiptTests: XCTestCase {
     /// Xcode's StoreKit testing: BER with indefinite lengths, read whole, and
     /// refused, for its one self-signed certificate is no chain to Apple's root.
     func testXcodesBERReceiptReadsAndIsRefusedForItsSelfSignedCertificate() throws {
-        let inspection = verifier.inspect(try Self.realReceipt("tpinappreceipt-xcode-with-purchases"))
+        let inspection = verifier.inspect(try AppReceiptFixtures.realReceipt("tpinappreceipt-xcode-with-purchases"))
         XCTAssertEqual(inspection.verdict, .failure(.untrustedChain))
         XCTAssertEqual(inspection.certificates.map(\.subject),
                        ["E=StoreKit,C=US,OU=StoreKit,O=StoreKit,CN=StoreKit"])
@@ -89,7 +83,7 @@ final class RealReceiptTests: XCTestCase {
     /// A real receipt with one byte of its signed content changed: the chain
     /// still checks, the signature does not.
     func testARealReceiptWithOneContentByteChangedIsABadSignature() throws {
-        var receipt = try Self.realReceipt("tpinappreceipt-production")
+        var receipt = try AppReceiptFixtures.realReceipt("tpinappreceipt-production")
         let bundle = Array("org.getpure.pure-iphone".utf8)
         let at = try XCTUnwrap(receipt.firstRange(of: bundle)).lowerBound
         receipt[at] ^= 0x01  // "nrg.getpure…": still a valid UTF8String

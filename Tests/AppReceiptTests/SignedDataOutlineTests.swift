@@ -7,15 +7,9 @@ import XCTest
 /// parse of the whole receipt finds, and declines what is not definite-length
 /// DER, which is then parsed whole.
 final class SignedDataOutlineTests: XCTestCase {
-    private func realReceipt(_ name: String) throws -> [UInt8] {
-        let url = AppReceiptFixtures.directory.appendingPathComponent("real/\(name).b64")
-        let text = try String(contentsOf: url, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        return try XCTUnwrap(Data(base64Encoded: text).map(Array.init))
-    }
-
     func testApplesDERReceiptsHaveAnOutlineWithTheirCertificates() throws {
         for name in ["tpinappreceipt-production", "tpinappreceipt-sandbox-g5", "kvitto-sandbox"] {
-            let receipt = try realReceipt(name)
+            let receipt = try AppReceiptFixtures.realReceipt(name)
             let outline = try XCTUnwrap(SignedDataOutline(receipt), name)
             XCTAssertEqual(outline.certificates.count, 3, name)
             XCTAssertEqual(outline.certificatesElement.first, 0xA0, name)
@@ -30,7 +24,7 @@ final class SignedDataOutlineTests: XCTestCase {
     }
 
     func testBERAndBrokenBytesHaveNoneAndAreParsedWholeAsBefore() throws {
-        XCTAssertNil(SignedDataOutline(try realReceipt("tpinappreceipt-xcode-with-purchases")), "indefinite lengths")
+        XCTAssertNil(SignedDataOutline(try AppReceiptFixtures.realReceipt("tpinappreceipt-xcode-with-purchases")), "indefinite lengths")
         XCTAssertNil(SignedDataOutline(AppReceiptFixtures.receipt("production-ber")))
         // Read whole, the BER receipt gives the same payload as its DER twin.
         let ber = try PKCS7SignedData(berEncoded: AppReceiptFixtures.receipt("production-ber"))
