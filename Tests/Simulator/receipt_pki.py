@@ -20,6 +20,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from cryptography.x509.oid import NameOID
 
+import pki_files
+
 __all__ = ["make_pki", "load_chain", "load_root", "CHAINS", "INTERMEDIATE_MARKER_OID", "LEAF_MARKER_OID",
            "EXPIRED_LEAF_NOT_BEFORE", "EXPIRED_LEAF_NOT_AFTER"]
 
@@ -116,15 +118,7 @@ def make_pki(directory):
           marker_oid=LEAF_MARKER_OID, not_before=EXPIRED_LEAF_NOT_BEFORE, not_after=EXPIRED_LEAF_NOT_AFTER)
     issue("receipt-xcode", _XCODE_NAME, None, ca=False, not_before=_CA_NOT_BEFORE)
 
-    os.makedirs(directory, exist_ok=True)
-    for name, (certificate, key) in made.items():
-        with open(os.path.join(directory, name + ".pem"), "wb") as out:
-            out.write(certificate.public_bytes(serialization.Encoding.PEM))
-        key_path = os.path.join(directory, name + "-key.pem")
-        with open(os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as out:
-            out.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                        serialization.NoEncryption()))
-    return sorted(made)
+    return pki_files.write(directory, made)
 
 
 def _missing(directory):

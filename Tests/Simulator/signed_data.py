@@ -28,6 +28,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 from cryptography.x509.oid import NameOID
 
+import pki_files
+
 __all__ = ["make_pki", "transaction", "sign", "CHAINS", "ENVIRONMENTS", "TYPES"]
 
 INTERMEDIATE_MARKER_OID = x509.ObjectIdentifier("1.2.840.113635.100.6.2.1")
@@ -143,15 +145,7 @@ def make_pki(directory):
                       not_before=EXPIRED_LEAF_NOT_AFTER - datetime.timedelta(days=365),
                       not_after=EXPIRED_LEAF_NOT_AFTER), key)
 
-    os.makedirs(directory, exist_ok=True)
-    for name, (certificate, key) in made.items():
-        with open(os.path.join(directory, name + ".pem"), "wb") as out:
-            out.write(certificate.public_bytes(serialization.Encoding.PEM))
-        key_path = os.path.join(directory, name + "-key.pem")
-        with open(os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as out:
-            out.write(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                        serialization.NoEncryption()))
-    return sorted(made)
+    return pki_files.write(directory, made)
 
 
 def _b64url(data):
