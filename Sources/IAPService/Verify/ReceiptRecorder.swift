@@ -34,10 +34,6 @@ final class ReceiptRecorder: Sendable {
         /// The outcome of a receipt checked here before it is recorded (`local`).
         var outcome: AppleOutcome? = nil
 
-        /// A job checked here, for `CheckedReceiptBatches`.
-        var checkedReceipt: CheckedReceiptBatches.Job {
-            CheckedReceiptBatches.Job(receipt: receipt, outcome: outcome!, responder: responder, deadline: deadline)
-        }
     }
 
     /// Receipts recorded in one statement at most.
@@ -81,8 +77,10 @@ final class ReceiptRecorder: Sendable {
                 // (bench case l1: 35 µs of MariaDB's CPU per verification): a replay of one is checked,
                 // and delivery answers it already_delivered.
                 let toRecord = answerReplays(checked.filter { $0.outcome == nil }, connection: store.connection)
-                for job in checked where job.outcome != nil {
-                    checkedReceipts.submit(job.checkedReceipt)
+                for job in checked {
+                    guard let outcome = job.outcome else { continue }
+                    checkedReceipts.submit(CheckedReceiptBatches.Job(
+                        receipt: job.receipt, outcome: outcome, responder: job.responder, deadline: job.deadline))
                 }
                 if !toRecord.isEmpty {
                     record(toRecord, store: store, index: &index)
