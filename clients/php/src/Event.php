@@ -10,9 +10,15 @@ namespace IapFcgi;
  */
 final class Event
 {
+    /** The type; null when the service sent one this library does not know (see typeName). */
+    public readonly ?EventType $type;
+
+    /** `events.type` as the service wrote it, known to this library or not. */
+    public readonly string $typeName;
+
     public function __construct(
         public readonly int $eventId,
-        public readonly EventType $type,
+        EventType|string $type,
         public readonly string $occurredAt,
         /** `Production` or `Sandbox`. */
         public readonly string $environment,
@@ -31,6 +37,8 @@ final class Event
         /** Only for `refund_requested`. */
         public readonly ?RefundRequest $refundRequest = null,
     ) {
+        $this->type = $type instanceof EventType ? $type : EventType::tryFrom($type);
+        $this->typeName = $type instanceof EventType ? $type->value : $type;
     }
 
     /**
@@ -46,7 +54,7 @@ final class Event
         $refundRequest = $body['refund_request'] ?? null;
         return new self(
             eventId: self::member($body, 'event_id', 'int'),
-            type: self::type(self::member($body, 'type', 'string')),
+            type: self::member($body, 'type', 'string'),
             occurredAt: self::member($body, 'occurred_at', 'string'),
             environment: self::member($body, 'environment', 'string'),
             transactionId: self::member($transaction, 'transaction_id', 'string'),
@@ -76,7 +84,7 @@ final class Event
         $optionalInt = static fn (mixed $value): ?int => $value === null ? null : (int) $value;
         return new self(
             eventId: (int) $row['event_id'],
-            type: self::type((string) $row['type']),
+            type: (string) $row['type'],
             occurredAt: (string) $row['occurred_at'],
             environment: (string) $row['environment'],
             transactionId: (string) $row['transaction_id'],
@@ -93,12 +101,6 @@ final class Event
                 (string) $row['refund_deadline_at'],
             ),
         );
-    }
-
-    private static function type(string $value): EventType
-    {
-        return EventType::tryFrom($value)
-            ?? throw new \UnexpectedValueException("unknown event type \"$value\": this library is older than the service");
     }
 
     /**

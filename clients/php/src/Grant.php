@@ -18,9 +18,11 @@ final class Grant
     ) {
     }
 
+    /** @throws \InvalidArgumentException for a type this library does not know (EventConsumer skips those) */
     public static function of(Event $event): self
     {
         return match ($event->type) {
+            null => throw new \InvalidArgumentException("no grant for an event of type \"$event->typeName\": this library does not know it"),
             EventType::Delivered => new self($event, GrantAction::Grant, self::WHOLE_MILLI),
             EventType::Refunded => new self($event, GrantAction::TakeBack, self::refundedShare($event)),
             EventType::RefundReversed => new self($event, GrantAction::GiveBack, null),

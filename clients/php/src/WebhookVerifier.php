@@ -13,6 +13,9 @@ namespace IapFcgi;
  */
 final class WebhookVerifier
 {
+    /** iap-fcgi refuses a shorter IAP_WEBHOOK_SECRET, so a shorter one here is a mistake, not a secret. */
+    public const MIN_SECRET_LENGTH = 16;
+
     /** @var list<string> */
     private array $secrets;
 
@@ -21,19 +24,51 @@ final class WebhookVerifier
      *        one (a POST signed with any of them passes)
      * @param int $toleranceSeconds how far `t` may be from now, either way (default 300 s)
      * @param (\Closure(): int)|null $clock unix seconds now (default time())
+     * @throws \InvalidArgumentException naming the unusable secret and the likely cause
      */
     public function __construct(
         string|array $secrets,
         private readonly int $toleranceSeconds = 300,
         private readonly ?\Closure $clock = null,
     ) {
-        $this->secrets = array_values(is_string($secrets) ? [$secrets] : $secrets);
-        if ($this->secrets === [] || in_array('', $this->secrets, true)) {
-            throw new \InvalidArgumentException('WebhookVerifier needs at least one non-empty secret');
-        }
+        $this->secrets = self::usableSecrets(is_string($secrets) ? [$secrets] : array_values($secrets));
         if ($toleranceSeconds < 1) {
             throw new \InvalidArgumentException('toleranceSeconds must be at least 1');
         }
+    }
+
+    /**
+     * The secrets as given, or an exception at once: a secret that is not there (getenv() gives false
+     * when PHP does not see the variable, a cached framework configuration gives null) would otherwise
+     * fail every POST, and iap-fcgi would send each one again for 72 hours.
+     *
+     * @param list<mixed> $secrets
+     * @return list<string>
+     */
+    private static function usableSecrets(array $secrets): array
+    {
+        if ($secrets === []) {
+            throw new \InvalidArgumentException('WebhookVerifier got no secret: pass IAP_WEBHOOK_SECRET (and the old one during a rotation)');
+        }
+        foreach ($secrets as $index => $secret) {
+            $which = sprintf('WebhookVerifier: secret %d of %d', $index + 1, count($secrets));
+            $problem = match (true) {
+                $secret === false => 'is false, what getenv() gives for a variable PHP does not see: php-fpm clears the '
+                    . 'environment (clear_env = yes) unless the pool passes it (env[IAP_WEBHOOK_SECRET] = ...); '
+                    . 'better, read it from the framework\'s configuration',
+                $secret === null => 'is null: the variable or configuration key is not set (Laravel\'s env() gives null '
+                    . 'outside config/ once the configuration is cached: read config(\'services.iap.webhook_secret\') instead)',
+                !is_string($secret) => 'is of type ' . get_debug_type($secret) . ', not a string',
+                $secret === '' => 'is empty',
+                strlen($secret) < self::MIN_SECRET_LENGTH => sprintf('has %d characters: iap-fcgi requires at least %d',
+                    strlen($secret), self::MIN_SECRET_LENGTH),
+                default => null,
+            };
+            if ($problem !== null) {
+                throw new \InvalidArgumentException("$which $problem");
+            }
+        }
+        return $secrets;
     }
 
     /**

@@ -2,11 +2,12 @@
 
 declare(strict_types=1);
 
-namespace IapFcgi\Tests;
+namespace IapFcgi\Tests\Integration;
 
 use IapFcgi\ApiException;
 use IapFcgi\Client;
 use IapFcgi\ServiceUnavailableException;
+use IapFcgi\Tests\Stack;
 use IapFcgi\TransportException;
 use PHPUnit\Framework\TestCase;
 
@@ -24,7 +25,7 @@ final class ClientTest extends TestCase
     public static function setUpBeforeClass(): void
     {
         self::$log = tempnam(sys_get_temp_dir(), 'iap-php-unavailable-');
-        [self::$server, self::$serverUrl] = Stack::startPhpServer(__DIR__ . '/Fixtures/unavailable_server.php', ['UNAVAILABLE_LOG' => self::$log]);
+        [self::$server, self::$serverUrl] = Stack::startPhpServer(__DIR__ . '/../Fixtures/unavailable_server.php', ['UNAVAILABLE_LOG' => self::$log]);
     }
 
     public static function tearDownAfterClass(): void

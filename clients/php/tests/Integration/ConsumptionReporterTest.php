@@ -2,11 +2,12 @@
 
 declare(strict_types=1);
 
-namespace IapFcgi\Tests;
+namespace IapFcgi\Tests\Integration;
 
 use IapFcgi\ConsumptionReporter;
 use IapFcgi\Event;
 use IapFcgi\EventType;
+use IapFcgi\Tests\Stack;
 use PDO;
 use PHPUnit\Framework\TestCase;
 

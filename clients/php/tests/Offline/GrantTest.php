@@ -2,7 +2,7 @@
 
 declare(strict_types=1);
 
-namespace IapFcgi\Tests;
+namespace IapFcgi\Tests\Offline;
 
 use IapFcgi\Event;
 use IapFcgi\EventType;

@@ -2,12 +2,13 @@
 
 declare(strict_types=1);
 
-namespace IapFcgi\Tests;
+namespace IapFcgi\Tests\Integration;
 
 use IapFcgi\Client;
 use IapFcgi\EventConsumer;
 use IapFcgi\Grant;
 use IapFcgi\GrantAction;
+use IapFcgi\Tests\Stack;
 use PDO;
 use PHPUnit\Framework\TestCase;
 
@@ -103,7 +104,7 @@ final class EventConsumerTest extends TestCase
 
         $claimed = $this->consumer->consumeEvent($this->pdo, $event, static function (Grant $grant) use ($userId, $event, $root, $errors, &$second, &$pipes, &$granted): void {
             // Its errors go to a file, so that nothing it writes can block it; its first line is read by polling.
-            $second = proc_open(['php', __DIR__ . '/Fixtures/consume_one.php', $userId, (string) $event->eventId],
+            $second = proc_open(['php', __DIR__ . '/../Fixtures/consume_one.php', $userId, (string) $event->eventId],
                 [1 => ['pipe', 'w'], 2 => ['file', $errors, 'w']], $pipes);
             stream_set_blocking($pipes[1], false);
             $line = false;

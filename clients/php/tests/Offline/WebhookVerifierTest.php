@@ -2,7 +2,7 @@
 
 declare(strict_types=1);
 
-namespace IapFcgi\Tests;
+namespace IapFcgi\Tests\Offline;
 
 use IapFcgi\EventType;
 use IapFcgi\WebhookException;
@@ -116,7 +116,7 @@ final class WebhookVerifierTest extends TestCase
 
     public function testASignedBodyThatIsNotAnEventIsRefused(): void
     {
-        foreach (['not json', '[1, 2]', '{"event_id": 1}', str_replace('"delivered"', '"teleported"', self::body())] as $body) {
+        foreach (['not json', '[1, 2]', '{"event_id": 1}', str_replace('"type":"delivered"', '"type":7', self::body())] as $body) {
             self::assertSame(WebhookException::INVALID_BODY, self::refusal(static fn () => self::verifier()->verify($body, self::header($body))), $body);
         }
     }
@@ -139,9 +139,45 @@ final class WebhookVerifierTest extends TestCase
         self::assertSame('2026-11-28T20:00:00Z', $event->refundRequest?->deadlineAt);
     }
 
-    public function testASecretIsRequired(): void
+    /**
+     * A newer iap-fcgi may send a type this library does not know yet: the POST is genuine, so it is
+     * verified (EventConsumer records and skips it) rather than refused and sent again for 72 hours.
+     */
+    public function testAnEventOfATypeThisLibraryDoesNotKnowIsVerifiedWithItsName(): void
     {
-        $this->expectException(\InvalidArgumentException::class);
-        new WebhookVerifier([]);
+        $body = str_replace('"type":"delivered"', '"type":"subscription_changed"', self::body());
+        $event = self::verifier()->verify($body, self::header($body));
+        self::assertSame([42, null, 'subscription_changed', 'u-42'], [$event->eventId, $event->type, $event->typeName, $event->userId]);
+        self::assertSame('delivered', self::verifier()->verify(self::body(), self::header(self::body()))->typeName);
+    }
+
+    /** @return array<string, array{string|array<mixed>, string}> the secrets => what the refusal must name */
+    public static function unusableSecrets(): array
+    {
+        return [
+            'getenv() of a variable php-fpm cleared' => [[false], 'getenv()'],
+            'env() under a cached Laravel config' => [[null], 'null'],
+            'the old secret unset during a rotation' => [['whsec-new-secret-0000000000', false], 'secret 2 of 2 is false'],
+            'an empty string' => ['', 'empty'],
+            'an empty one in the list' => [[''], 'empty'],
+            'none' => [[], 'no secret'],
+            'a number' => [[1234567890123456789], 'int'],
+            'shorter than iap-fcgi accepts' => [['whsec-short'], '16'],
+        ];
+    }
+
+    /**
+     * @dataProvider unusableSecrets
+     * @param string|array<mixed> $secrets
+     */
+    public function testAnUnusableSecretIsRefusedWhenTheVerifierIsMade(string|array $secrets, string $cause): void
+    {
+        try {
+            new WebhookVerifier($secrets);
+        } catch (\InvalidArgumentException $error) {
+            self::assertStringContainsString($cause, $error->getMessage());
+            return;
+        }
+        self::fail('the verifier was made');
     }
 }
