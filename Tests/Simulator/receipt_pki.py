@@ -122,8 +122,7 @@ def make_pki(directory):
 
 
 def _missing(directory):
-    raise FileNotFoundError(f"no receipt signing PKI in {directory}: make it with scripts/make-test-certs "
-                            f"{directory} (or export the stack's IAP_RUN)")
+    raise pki_files.MissingPKI(directory, "receipt signing PKI")
 
 
 @functools.lru_cache(maxsize=None)

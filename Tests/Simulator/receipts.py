@@ -25,7 +25,8 @@ An iOS 6 transaction receipt is Apple's old plist {"signature", "purchase-info",
 "signing-status"}: purchase-info is base64 of a plist of the purchase, signature base64 of a version byte 3,
 the RSA-SHA256 signature of version byte and purchase-info (256 bytes), the leaf's length (4 bytes) and DER.
 
-The PKI's folder: the one given to use_pki(), else $IAP_RUN/certs (the stack's), else /tmp/iap/certs.
+The PKI's folder: the one given to use_pki(), else $IAP_RUN/certs (the stack's), else the local run's
+/tmp/iap-local/certs (pki_files.default_directory()).
 Keys, certificates and verified chains are read or checked once per process.
 
 Command line: receipts.py app|ios6|decode ... (see --help).
@@ -52,6 +53,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
+import pki_files
 import receipt_asn1 as asn1
 import receipt_pki
 
@@ -104,7 +106,7 @@ def use_pki(directory):
 def pki_directory():
     if _chosen_pki is not None:
         return _chosen_pki
-    return os.path.join(os.environ.get("IAP_RUN", "/tmp/iap"), "certs")
+    return pki_files.default_directory()
 
 
 # Transaction ids look like Apple's: "1000000" and nine digits. Each process counts up from a random
@@ -573,8 +575,8 @@ def _main(argv=None):
                "receipts.py app p1 p2 --refunded p3 --environment Sandbox --wrap; "
                "receipts.py app p1 --digest sha1 --encoding ber --chain expired-leaf --created 2020-06-01; "
                "receipts.py ios6 p1 | receipts.py decode -")
-    parser.add_argument("--certs", metavar="DIR", help="the receipt PKI (default: $IAP_RUN/certs, else "
-                                                       "/tmp/iap/certs; scripts/make-test-certs makes it)")
+    parser.add_argument("--certs", metavar="DIR", help="the receipt PKI (default: $IAP_RUN/certs, else the local "
+                                                       f"run's {pki_files.default_directory()})")
     commands = parser.add_subparsers(dest="command", required=True)
 
     def output_options(command):
@@ -646,4 +648,7 @@ def _main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(_main())
+    try:
+        sys.exit(_main())
+    except pki_files.MissingPKI as missing:
+        sys.exit(f"receipts.py: {missing}")

@@ -155,11 +155,14 @@ def _b64url(data):
 def _load_chain(directory, chain):
     names = CHAINS[chain]
     certificates = []
-    for name in names:
-        with open(os.path.join(directory, name + ".pem"), "rb") as source:
-            certificates.append(x509.load_pem_x509_certificate(source.read()))
-    with open(os.path.join(directory, names[0] + "-key.pem"), "rb") as source:
-        leaf_key = serialization.load_pem_private_key(source.read(), password=None)
+    try:
+        for name in names:
+            with open(os.path.join(directory, name + ".pem"), "rb") as source:
+                certificates.append(x509.load_pem_x509_certificate(source.read()))
+        with open(os.path.join(directory, names[0] + "-key.pem"), "rb") as source:
+            leaf_key = serialization.load_pem_private_key(source.read(), password=None)
+    except FileNotFoundError:
+        raise pki_files.MissingPKI(directory, "StoreKit 2 signing PKI") from None
     return certificates, leaf_key
 
 
@@ -206,7 +209,7 @@ def _decode_part(part):
 def main(argv=None):
     parser = argparse.ArgumentParser(description="StoreKit 2 signed transactions with the test PKI.")
     commands = parser.add_subparsers(dest="command", required=True)
-    default_certs = os.path.join(os.environ.get("IAP_RUN", "/tmp/iap"), "certs")
+    default_certs = pki_files.default_directory()
 
     pki = commands.add_parser("pki", help="make the test PKI (NAME.pem, NAME-key.pem) in DIR")
     pki.add_argument("directory", metavar="DIR")
@@ -214,7 +217,7 @@ def main(argv=None):
     signed = commands.add_parser("transaction", help="print a signed transaction (JWS)")
     signed.add_argument("product", metavar="PRODUCT")
     signed.add_argument("--certs", default=default_certs, metavar="DIR",
-                        help=f"the test PKI (default: $IAP_RUN/certs, here {default_certs})")
+                        help=f"the test PKI (default: $IAP_RUN/certs, else the local run's; here {default_certs})")
     signed.add_argument("--chain", choices=sorted(CHAINS), default="good")
     signed.add_argument("--forged", action="store_true", help="signed by a fresh key, not the leaf's")
     signed.add_argument("--transaction-id")
@@ -257,4 +260,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except pki_files.MissingPKI as missing:
+        sys.exit(f"signed_data.py: {missing}")
