@@ -5,11 +5,12 @@ import IAPService
 
 /// `iapctl staff`: the support console's accounts (`StaffStore`, the same code
 /// the console's admins use). Passwords come from a prompt without echo, or the
-/// first line of standard input with `--password-stdin` (CI, scripts).
+/// first line of standard input with `--password-stdin` (CI, scripts). Every
+/// change is written to `staff_audit` (staff name `iapctl`) with it.
 struct Staff: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Add, list, change or disable support console accounts.",
-        subcommands: [Add.self, Passwd.self, Disable.self, List.self], defaultSubcommand: List.self)
+        abstract: "Add, list, change, disable or unlock support console accounts.",
+        subcommands: [Add.self, Passwd.self, Disable.self, Unlock.self, List.self], defaultSubcommand: List.self)
 
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add an account (viewer, support or admin).")
@@ -30,7 +31,8 @@ struct Staff: ParsableCommand {
 
         func run() throws {
             let password = try StaffPasswordInput.read(fromStandardInput: passwordStdin)
-            try StaffStore(connection: AdminDatabase.connect()).add(name: name, role: StaffRole(rawValue: role)!, password: password)
+            try StaffStore(connection: AdminDatabase.connect()).add(
+                name: name, role: StaffRole(rawValue: role)!, password: password, by: .commandLine)
             print("\(name)\t\(role)")
         }
     }
@@ -47,7 +49,7 @@ struct Staff: ParsableCommand {
 
         func run() throws {
             let password = try StaffPasswordInput.read(fromStandardInput: passwordStdin)
-            try StaffStore(connection: AdminDatabase.connect()).setPassword(name: name, password: password)
+            try StaffStore(connection: AdminDatabase.connect()).setPassword(name: name, password: password, by: .commandLine)
             print("\(name)\tpassword set")
         }
     }
@@ -59,8 +61,21 @@ struct Staff: ParsableCommand {
         var name: String
 
         func run() throws {
-            try StaffStore(connection: AdminDatabase.connect()).disable(name: name)
+            try StaffStore(connection: AdminDatabase.connect()).disable(name: name, by: .commandLine)
             print("\(name)\tdisabled")
+        }
+    }
+
+    struct Unlock: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Forget an account's failed logins: its locks end and its logins are no longer slowed.")
+
+        @Argument(help: "The login name.")
+        var name: String
+
+        func run() throws {
+            try StaffStore(connection: AdminDatabase.connect()).unlock(name: name, by: .commandLine)
+            print("\(name)\tunlocked")
         }
     }
 

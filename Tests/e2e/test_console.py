@@ -208,12 +208,12 @@ def test_support_case_end_to_end(browser_factory, api, db, receipts, simulator):
     assert stored["state"] == "delivered" and stored["user_id"] == user_id, stored
     assert db.scalar("SELECT client_ip FROM receipts WHERE receipt_id = %s", stored["receipt_id"]) == "console"
 
-    # Every action is on the player's page, by whom and from where.
+    # Every action is on the player's page, by whom and from where (the delivery: a row per transaction).
     click(driver, By.ID, "back")
     audit = table_text(driver, "staff-audit")
     for action in ("deliver_lookup", "redeliver_event", "send_refund_answer"):
         assert action in audit, audit
-    assert audit.count(support) == 3, audit
+    assert audit.count(support) == 4, audit
     rows = db.query("SELECT staff_name, action, client_ip FROM staff_audit WHERE user_id = %s", user_id)
     assert {(r["staff_name"], r["client_ip"]) for r in rows} == {(support, "127.0.0.1")}, rows
     driver.save_screenshot(str(screenshots_dir() / "player-after.png"))
@@ -349,7 +349,8 @@ def test_every_answer_forbids_framing_caching_and_foreign_content():
         assert "frame-ancestors 'none'" in csp and "default-src 'none'" in csp and "script-src" not in csp
         assert answer.headers["Cache-Control"] == "no-store"
     cookie = client.get(console_url() + "/console/login", timeout=30).headers["Set-Cookie"]
-    for attribute in ("HttpOnly", "Secure", "SameSite=Strict"):
+    assert cookie.startswith("__Host-iap_console_login="), cookie
+    for attribute in ("Path=/;", "HttpOnly", "Secure", "SameSite=Strict"):
         assert attribute in cookie, cookie
 
 
@@ -395,8 +396,8 @@ def test_an_admin_sets_the_review_switch_and_manages_staff(browser_factory, db):
     answer = newcomer_session.get(console_url() + "/console/", timeout=30, allow_redirects=False)
     assert answer.status_code == 303, "a disabled account's session ends at once"
     rows = db.query("SELECT action, target, result FROM staff_audit WHERE staff_name = %s ORDER BY audit_id", admin)
-    assert [row["action"] for row in rows] == ["review_version", "review_version", "sandbox_users", "sandbox_users",
-                                              "staff_add", "staff_disable"], rows
+    assert [row["action"] for row in rows] == ["login", "review_version", "review_version", "sandbox_users",
+                                              "sandbox_users", "staff_add", "staff_disable"], rows
 
 
 def test_iapctl_staff_passwd_and_disable(db):
@@ -418,7 +419,7 @@ def test_iapctl_staff_passwd_and_disable(db):
     listed = subprocess.run([str(IAPCTL), "staff", "list"], cwd=REPO, capture_output=True, text=True, timeout=60)
     assert f"{name}\tviewer\tdisabled" in listed.stdout.splitlines()
     hashes = db.scalar("SELECT password_hash FROM staff WHERE name = %s", name)
-    assert hashes.startswith("scrypt$15$8$1$") and "another" not in hashes
+    assert hashes.startswith("scrypt$17$8$1$") and "another" not in hashes
 
 
 def test_reports_show_the_report_views_figures(browser_factory, api, db, receipts):

@@ -16,18 +16,3 @@ public struct SessionLifetime: Equatable, Sendable {
         return idleMs < Int64(idleSeconds) * 1000 && ageMs < Int64(absoluteSeconds) * 1000
     }
 }
-
-/// How many failed logins lock logins out, per name and per address, within `windowSeconds`.
-public struct LoginThrottle: Equatable, Sendable {
-    public static let standard = LoginThrottle(perName: 5, perAddress: 20, windowSeconds: 900)
-
-    public let perName: Int
-    public let perAddress: Int
-    public let windowSeconds: Int
-
-    /// Whether a login may be tried, given the failures of the window for its name and its address.
-    /// A locked-out login is refused before its password is checked, right or wrong.
-    public func allows(failuresForName: Int, failuresFromAddress: Int) -> Bool {
-        failuresForName < perName && failuresFromAddress < perAddress
-    }
-}

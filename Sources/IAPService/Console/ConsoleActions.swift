@@ -4,7 +4,8 @@ import MariaDB
 
 /// The console's actions, each through the code `iapctl` runs (`LookupDelivery`,
 /// `EventRedelivery`, `RefundAnswerNow`, `Setting`, `StaffStore`), each written
-/// to `staff_audit` with what came of it.
+/// to `staff_audit` with what came of it, in the database transaction of the
+/// change: a change is committed with its row or not at all.
 struct ConsoleActions {
     /// One confirmed request: the form's fields.
     struct Request {
@@ -21,75 +22,138 @@ struct ConsoleActions {
     let appStoreServer: AppStoreServerClient?
 
     /// Does it and records it; returns what the staff member is told.
-    func perform(_ request: Request, by staffName: String, from clientAddress: String?) throws -> String {
-        let result: String
+    func perform(_ request: Request, by actor: StaffAudit.Actor) throws -> String {
+        let audit = StaffAudit(connection: connection, actor: actor)
+        let action = AuditAction(request.action)
         do {
-            result = try run(request)
+            switch request.action {
+            case .deliverLookup:
+                return try deliverLookup(request, audit)
+            case .staffAdd:
+                guard let role = StaffRole(rawValue: request.role) else {
+                    return try recordedAlone(action, request, "refused: no such role", audit)
+                }
+                return try StaffStore(connection: connection).add(
+                    name: request.target, role: role, password: request.password, by: actor)
+            case .staffDisable:
+                return try StaffStore(connection: connection).disable(name: request.target, by: actor)
+            case .redeliverEvent, .sendRefundAnswer, .reviewVersion, .sandboxUsers:
+                return try connection.transaction {
+                    let change = try change(request)
+                    try audit.record(action, userID: change.userID, target: request.target, result: change.result)
+                    return change.result
+                }
+            }
         } catch let failure as StaffStore.Failure {
-            result = "refused: \(failure.description)"
+            return try recordedAlone(action, request, "refused: \(failure.description)", audit)
         }
-        try StaffAudit(connection: connection).record(
-            StaffAudit.Entry(
-                staffName: staffName, action: request.action.rawValue, userID: request.userID, target: request.target,
-                clientAddress: clientAddress, result: result))
+    }
+
+    /// The row of an action that changed nothing.
+    private func recordedAlone(_ action: AuditAction, _ request: Request, _ result: String, _ audit: StaffAudit) throws -> String {
+        try audit.record(action, target: request.target, result: result)
         return result
     }
 
-    private func run(_ request: Request) throws -> String {
+    /// What an action of one statement did, and whose rows it changed (nil: no player's).
+    private func change(_ request: Request) throws -> (result: String, userID: String?) {
         switch request.action {
-        case .deliverLookup:
-            guard let userID = request.userID, UserID.isValid(userID) else { return "refused: no valid user id" }
-            let transactions: [ServerAPIQuery.Transaction]
-            switch lookUpOrder(request.target) {
-            case .success(let found): transactions = found
-            case .failure(let error): return "not delivered: Apple's lookup failed (\(error))"
-            }
-            let lookups = LookupDelivery(configuration: configuration, connection: connection, auditClientAddress: "console")
-            let outcomes = try transactions.map { "\($0.transactionID) \(try lookups.deliver($0, to: userID).rawValue)" }
-            return outcomes.isEmpty ? "Apple's order holds no transaction" : outcomes.joined(separator: ", ")
         case .redeliverEvent:
-            guard let eventID = UInt64(request.target) else { return "refused: not an event id" }
+            guard let eventID = UInt64(request.target) else { return ("refused: not an event id", nil) }
+            let owner = try ownerOf("SELECT user_id FROM events WHERE event_id = ?", Int64(eventID))
             switch try EventRedelivery.redeliver(eventID: eventID, connection) {
-            case .pending: return "event \(eventID) pending: the webhook sends it again"
-            case .noSuchEvent: return "no event \(eventID)"
-            case .stillSending(let status): return "event \(eventID) is \(status): still being sent, nothing done"
+            case .pending: return ("event \(eventID) pending: the webhook sends it again", owner)
+            case .noSuchEvent: return ("no event \(eventID)", nil)
+            case .stillSending(let status): return ("event \(eventID) is \(status): still being sent, nothing done", owner)
             }
         case .sendRefundAnswer:
-            guard let requestID = UInt64(request.target) else { return "refused: not a request id" }
-            return "refund request \(requestID): \(try RefundAnswerNow.queue(requestID: requestID, connection).rawValue)"
+            guard let requestID = UInt64(request.target) else { return ("refused: not a request id", nil) }
+            let owner = try ownerOf("SELECT user_id FROM consumption_requests WHERE request_id = ?", Int64(requestID))
+            return ("refund request \(requestID): \(try RefundAnswerNow.queue(requestID: requestID, connection).rawValue)", owner)
         case .reviewVersion:
             if request.value.isEmpty {
                 try Setting.write("review_version", "", connection)
-                return "review version cleared"
+                return ("review version cleared", nil)
             }
-            if let problem = Setting.reviewVersionProblem(request.value) { return "refused: \(problem)" }
+            if let problem = Setting.reviewVersionProblem(request.value) { return ("refused: \(problem)", nil) }
             try Setting.write("review_version", request.value, connection)
-            return "review version set to \(request.value)"
+            return ("review version set to \(request.value)", nil)
         case .sandboxUsers:
             let users = request.value.split(separator: ",").map(String.init)
-            if let problem = users.lazy.compactMap(Setting.sandboxUserProblem).first { return "refused: \(problem)" }
+            if let problem = users.lazy.compactMap(Setting.sandboxUserProblem).first { return ("refused: \(problem)", nil) }
             try Setting.writeSandboxUsers(users, connection)
-            return "sandbox users set to \(users.joined(separator: ","))"
-        case .staffAdd:
-            guard let role = StaffRole(rawValue: request.role) else { return "refused: no such role" }
-            try StaffStore(connection: connection).add(name: request.target, role: role, password: request.password)
-            return "staff \(request.target) added as \(role.rawValue)"
-        case .staffDisable:
-            try StaffStore(connection: connection).disable(name: request.target)
-            return "staff \(request.target) disabled"
+            return ("sandbox users set to \(users.joined(separator: ","))", nil)
+        case .deliverLookup, .staffAdd, .staffDisable:
+            preconditionFailure("\(request.action) has its own transactions")
         }
     }
 
-    /// Apple's Look Up Order ID, waited for on this (console) thread.
+    /// The player a row belongs to, read under the lock the change takes on it.
+    private func ownerOf(_ sql: String, _ id: Int64) throws -> String? {
+        try connection.execute(sql + " FOR UPDATE", [.integer(id)]).first?[0] ?? nil
+    }
+
+    /// Each transaction of Apple's order delivered (or not) on its own, each with its audit row: a
+    /// delivery's row is written in the transaction that delivers it, so that a failure part-way leaves
+    /// every committed delivery with its row.
+    private func deliverLookup(_ request: Request, _ audit: StaffAudit) throws -> String {
+        guard let userID = request.userID, UserID.isValid(userID) else {
+            return try recordedAlone(.deliverLookup, request, "refused: no valid user id", audit)
+        }
+        let transactions: [ServerAPIQuery.Transaction]
+        switch lookUpOrder(request.target) {
+        case .success(let found): transactions = found
+        case .failure(let error):
+            return try recordedAlone(.deliverLookup, request, "not delivered: Apple's lookup failed (\(error))", audit)
+        }
+        guard !transactions.isEmpty else {
+            return try recordedAlone(.deliverLookup, request, "Apple's order holds no transaction", audit)
+        }
+        let lookups = LookupDelivery(configuration: configuration, connection: connection, auditClientAddress: "console")
+        return transactions.map { deliver($0, to: userID, lookups, appleOrderID: request.target, audit) }
+            .joined(separator: ", ")
+    }
+
+    private func deliver(
+        _ transaction: ServerAPIQuery.Transaction, to userID: String, _ lookups: LookupDelivery, appleOrderID: String,
+        _ audit: StaffAudit
+    ) -> String {
+        let transactionID = transaction.transactionID
+        func record(_ result: String) throws {
+            let owner = try TransactionStore(connection: connection).stored(transactionID)?.userID
+            try audit.record(.deliverLookup, userID: owner, target: appleOrderID, result: result)
+        }
+        var recordedWithChange = false
+        do {
+            let outcome = try lookups.deliver(transaction, to: userID) { outcome in
+                try record("\(transactionID) \(outcome.rawValue)")
+                recordedWithChange = true
+            }
+            // The row written with the change is committed unless the change's transaction failed (retry_later).
+            if !recordedWithChange || outcome == .retryLater { try record("\(transactionID) \(outcome.rawValue)") }
+            return "\(transactionID) \(outcome.rawValue)"
+        } catch {
+            Log.event("console: deliver_lookup \(transactionID) failed: \(error)")
+            let result = "\(transactionID) not delivered: the database failed, try again"
+            try? audit.record(.deliverLookup, target: appleOrderID, result: result)
+            return result
+        }
+    }
+
+    /// Apple's Look Up Order ID, waited for on this (console) thread, never longer than a verification
+    /// waits for Apple (`VerificationDeadline`: the conversation's budget and turns in the queues).
     func lookUpOrder(_ appleOrderID: String) -> Result<[ServerAPIQuery.Transaction], AppStoreServerError> {
         guard let appStoreServer else { return .failure(.unavailable) }
+        let budgetMs = VerificationDeadline.budgetMs(appleTimeoutMs: configuration.appleTimeoutMs)
+        let deadline = Deadline(startNs: Clock.monotonicNanoseconds(), budgetMs: budgetMs)
         let answered = DispatchSemaphore(value: 0)
         let result = Locked<Result<[ServerAPIQuery.Transaction], AppStoreServerError>>(.failure(.unavailable))
-        guard appStoreServer.lookUpOrder(appleOrderID, completion: { outcome in
+        guard appStoreServer.lookUpOrder(appleOrderID, deadline: deadline, completion: { outcome in
             result.withLock { $0 = outcome.map { $0.map(ServerAPIQuery.Transaction.init) } }
             answered.signal()
         }) else { return .failure(.unavailable) }
-        answered.wait()
+        // The client ends a call at its deadline; a second more, in case its thread is stopping.
+        guard answered.wait(timeout: .now() + .milliseconds(budgetMs + 1000)) == .success else { return .failure(.unavailable) }
         return result.withLock { $0 }
     }
 }

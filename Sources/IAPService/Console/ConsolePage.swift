@@ -50,12 +50,14 @@ enum ConsolePage {
             body: Array(ConsoleTemplates.stylesheet.utf8))
     }
 
-    /// A cookie for the console only: never sent by another site's page, never read by a script, only over TLS.
+    /// A cookie for the console only: never sent by another site's page, never read by a script, only over
+    /// TLS. The `__Host-` prefix makes browsers refuse it unless it is `Secure`, for `/` and without a
+    /// `Domain`, so that no other host of the domain (and no page over plain HTTP) can set or shadow it.
     static func cookie(_ name: String, _ value: String) -> String {
-        "\(name)=\(value); Path=/console/; HttpOnly; Secure; SameSite=Strict"
+        "\(name)=\(value); Path=/; HttpOnly; Secure; SameSite=Strict"
     }
 
     static func expiredCookie(_ name: String) -> String {
-        "\(name)=; Path=/console/; HttpOnly; Secure; SameSite=Strict; Max-Age=0"
+        "\(name)=; Path=/; HttpOnly; Secure; SameSite=Strict; Max-Age=0"
     }
 }

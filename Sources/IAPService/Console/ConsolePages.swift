@@ -119,12 +119,12 @@ struct ConsolePages {
         return page("Confirm", "confirm", context)
     }
 
-    func act(_ form: FormFields, from clientAddress: String?) throws -> Response {
+    func act(_ form: FormFields, by actor: StaffAudit.Actor) throws -> Response {
         guard let request = actionRequest(form) else { return ConsolePage.forbidden("Unknown action.", staff: session) }
         guard session.role.may(request.action) else {
             return ConsolePage.forbidden("Your role (\(session.role.rawValue)) may not do this.", staff: session)
         }
-        let result = try actions.perform(request, by: session.staffName, from: clientAddress)
+        let result = try actions.perform(request, by: actor)
         return page("Done", "result", ["result": result, "back": back(request)])
     }
 

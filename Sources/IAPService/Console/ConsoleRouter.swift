@@ -21,8 +21,8 @@ struct ConsoleRouter: Sendable {
     let console: ConsoleConfiguration
     let appStoreServer: AppStoreServerClient?
 
-    static let sessionCookie = "iap_console"
-    static let loginCookie = "iap_console_login"
+    static let sessionCookie = "__Host-iap_console"
+    static let loginCookie = "__Host-iap_console_login"
 
     func handle(_ request: ConsoleRequest, connection: MariaDBConnection) -> Response {
         do {
@@ -60,7 +60,11 @@ struct ConsoleRouter: Sendable {
         let pages = ConsolePages(connection: connection, session: session, actions: actions(connection))
         switch (method, path) {
         case ("POST", "/console/logout"):
-            try sessions.close(tokenSHA256: session.tokenSHA256)
+            try connection.transaction {
+                try sessions.close(tokenSHA256: session.tokenSHA256)
+                try StaffAudit(connection: connection, actor: actor(session.staffName, request))
+                    .record(.logout, target: session.staffName, result: "logged out")
+            }
             return ConsolePage.redirect("/console/login", cookies: [ConsolePage.expiredCookie(Self.sessionCookie)])
         case ("GET", "/console/"): return pages.search(kind: .userID, query: "", notice: nil)
         case ("GET", "/console/search"): return try pages.searchResults(request.query)
@@ -70,7 +74,7 @@ struct ConsoleRouter: Sendable {
         case ("GET", "/console/settings"): return try pages.settings()
         case ("GET", "/console/staff"): return try pages.staff()
         case ("POST", "/console/confirm"): return pages.confirm(request.form)
-        case ("POST", "/console/act"): return try pages.act(request.form, from: request.http.clientAddress)
+        case ("POST", "/console/act"): return try pages.act(request.form, by: actor(session.staffName, request))
         default: return ConsolePage.notFound()
         }
     }
@@ -93,6 +97,10 @@ struct ConsoleRouter: Sendable {
             cookies: [ConsolePage.cookie(Self.loginCookie, token)])
     }
 
+    /// A login. Refused before its password is checked when `LoginThrottle` says so; otherwise scrypt
+    /// runs whether the name is an account, a disabled one or none (against a hash no password gives), so
+    /// that the time taken does not tell which. Each outcome is written with its audit row in one
+    /// transaction.
     private func login(_ request: ConsoleRequest, connection: MariaDBConnection) throws -> Response {
         let form = request.form
         guard let token = request.cookie(Self.loginCookie), let sent = form["csrf"], ConstantTime.equal(token, sent) else {
@@ -100,21 +108,43 @@ struct ConsoleRouter: Sendable {
         }
         let name = form["name"] ?? "", password = form["password"] ?? ""
         let attempts = LoginAttempts(connection: connection, throttle: .standard)
-        guard try attempts.allowed(name: name, address: request.clientAddress) else {
-            return loginPage(notice: "Too many failed logins: wait 15 minutes, or ask an admin.", status: 429)
+        switch try attempts.decision(name: name, address: request.clientAddress) {
+        case .allowed:
+            break
+        case .locked:
+            return loginPage(
+                notice: "Too many failed logins for this name from this address: wait 15 minutes, or ask an admin"
+                    + " to unlock it (iapctl staff unlock).", status: 429)
+        case .wait(let seconds):
+            return loginPage(notice: "Too many failed logins: try again in \(seconds) s.", status: 429)
         }
-        let store = StaffStore(connection: connection)
-        guard let account = try store.account(named: name), !account.disabled,
-            StaffPassword.verify(password, against: account.passwordHash)
-        else {
-            try attempts.recordFailure(name: name, address: request.clientAddress)
+        let account = try StaffStore(connection: connection).account(named: name)
+        let matches = StaffPassword.verify(password, against: account?.passwordHash ?? StaffPassword.noAccountHash)
+        let audit = StaffAudit(connection: connection, actor: actor(String(name.prefix(64)), request))
+        guard let account, !account.disabled, matches else {
+            try connection.transaction {
+                try attempts.recordFailure(name: name, address: request.clientAddress)
+                try audit.record(
+                    .loginFailed, target: String(name.prefix(64)),
+                    result: account?.disabled == true && matches ? "refused: account disabled" : "refused: wrong name or password")
+            }
             return loginPage(notice: "Wrong name or password.", status: 403)
         }
-        try attempts.recordSuccess(name: name)
-        let sessionToken = try ConsoleSessions(
-            connection: connection, lifetime: SessionLifetime(idleSeconds: console.idleTimeoutSeconds, absoluteSeconds: console.absoluteTimeoutSeconds)
-        ).open(staffID: account.staffID, clientAddress: request.http.clientAddress)
+        let newHash = StaffPassword.isOutdated(account.passwordHash) ? StaffPassword.hash(password) : nil
+        let sessionToken = try connection.transaction {
+            try attempts.recordSuccess(name: name, address: request.clientAddress)
+            if let newHash { try StaffStore(connection: connection).replaceHash(staffID: account.staffID, with: newHash) }
+            try audit.record(.login, target: name, result: newHash == nil ? "logged in" : "logged in; password hash made again at today's cost")
+            return try ConsoleSessions(
+                connection: connection,
+                lifetime: SessionLifetime(idleSeconds: console.idleTimeoutSeconds, absoluteSeconds: console.absoluteTimeoutSeconds)
+            ).open(staffID: account.staffID, clientAddress: request.http.clientAddress)
+        }
         return ConsolePage.redirect(
             "/console/", cookies: [ConsolePage.cookie(Self.sessionCookie, sessionToken), ConsolePage.expiredCookie(Self.loginCookie)])
+    }
+
+    private func actor(_ staffName: String, _ request: ConsoleRequest) -> StaffAudit.Actor {
+        StaffAudit.Actor(name: staffName, clientAddress: request.http.clientAddress)
     }
 }

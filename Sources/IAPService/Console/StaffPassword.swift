@@ -1,12 +1,13 @@
 import CLibCrypto
 import IAPCore
 
-/// Staff passwords, hashed with scrypt (OpenSSL's `EVP_PBE_scrypt`): 32 MiB
-/// and about 0.1 s per hash, so that a stolen `staff` table is slow to guess.
-/// Stored as `scrypt$log2N$r$p$salt$hash` (hex), so that the cost can be raised
-/// later without breaking the hashes already stored.
+/// Staff passwords, hashed with scrypt (OpenSSL's `EVP_PBE_scrypt`) at OWASP's
+/// minimum cost for it, N = 2^17, r = 8, p = 1: 128 MiB per hash, so that a
+/// stolen `staff` table is slow to guess. Stored as `scrypt$log2N$r$p$salt$hash`
+/// (hex): a hash made at an older cost still verifies with its own parameters,
+/// and is made again at today's cost when its password next logs in.
 public enum StaffPassword {
-    static let log2N = 15
+    static let log2N = 17
     static let blockSize = 8
     static let parallelism = 1
     static let saltBytes = 16
@@ -30,6 +31,17 @@ public enum StaffPassword {
             let derived = scrypt(password, salt: salt, log2N: log2N, r: r, p: p)
         else { return false }
         return ConstantTime.equal(lowercaseHex(derived), lowercaseHex(expected))
+    }
+
+    /// What a login checks the password against when its name is no account: a hash at today's cost
+    /// that no password gives, so that the answer takes as long as for a real name.
+    static let noAccountHash =
+        "scrypt$\(log2N)$\(blockSize)$\(parallelism)$\(String(repeating: "0", count: saltBytes * 2))$"
+        + String(repeating: "0", count: hashBytes * 2)
+
+    /// Whether `stored` was made at another cost than today's (and should be made again).
+    static func isOutdated(_ stored: String) -> Bool {
+        !stored.hasPrefix("scrypt$\(log2N)$\(blockSize)$\(parallelism)$")
     }
 
     private static func scrypt(_ password: String, salt: [UInt8], log2N: Int, r: Int, p: Int) -> [UInt8]? {

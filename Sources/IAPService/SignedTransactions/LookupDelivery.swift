@@ -74,8 +74,12 @@ public struct LookupDelivery {
     }
 
     /// Delivers the transaction to `userID` unless it is delivered (and not
-    /// revoked) or refunded here already.
-    public func deliver(_ transaction: ServerAPIQuery.Transaction, to userID: String) throws -> Outcome {
+    /// revoked) or refunded here already. `inItsTransaction` runs inside the
+    /// database transaction that delivers it (or records it refunded), with what
+    /// that comes to: what it writes is committed with the delivery or not at all.
+    public func deliver(
+        _ transaction: ServerAPIQuery.Transaction, to userID: String, inItsTransaction: (Outcome) throws -> Void = { _ in }
+    ) throws -> Outcome {
         let verified = transaction.verified
         let signed = verified.transaction
         switch try stateHere(transaction) {
@@ -108,13 +112,18 @@ public struct LookupDelivery {
             answer = early
         case .deliver(let deliveryInput):
             answer = delivery.deliverAlone(input, delivery: deliveryInput, connection: connection) { answers in
+                try inItsTransaction(Self.outcome(answers.first?.state))
                 // No app is in the loop to finish it: the service does (`TransactionFinisher`).
                 guard answers.contains(where: { $0.state == .delivered }) else { return }
                 try FinishOutbox(connection: connection).enqueue(
                     signed.transactionID, signedEnvironment: signed.environment, at: .now())
             }
         }
-        switch answer.transactions.first?.state {
+        return Self.outcome(answer.transactions.first?.state)
+    }
+
+    private static func outcome(_ state: TransactionState?) -> Outcome {
+        switch state {
         case .delivered: return .delivered
         case .alreadyDelivered: return .alreadyDelivered
         case .refunded: return .refunded

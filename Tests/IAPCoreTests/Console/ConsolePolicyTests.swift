@@ -24,13 +24,6 @@ final class ConsolePolicyTests: XCTestCase {
         XCTAssertFalse(lifetime.isValid(ageMs: -1, idleMs: 0), "made in the future")
     }
 
-    func testLoginThrottleCountsNameAndAddress() {
-        let throttle = LoginThrottle.standard
-        XCTAssertTrue(throttle.allows(failuresForName: 4, failuresFromAddress: 19))
-        XCTAssertFalse(throttle.allows(failuresForName: 5, failuresFromAddress: 0))
-        XCTAssertFalse(throttle.allows(failuresForName: 0, failuresFromAddress: 20))
-    }
-
     func testStaffNames() {
         for name in ["alice", "a.b-c_d", "A1", String(repeating: "x", count: 64)] {
             XCTAssertTrue(StaffName.isValid(name), name)
