@@ -22,6 +22,7 @@ from support import PAY_6, assert_verify_answer, new_user_id, wait_until, webhoo
 SECRET = "whsec-php-e2e-0123456789abcdef"
 NEW_SECRET = "whsec-php-e2e-rotated-00000000"
 ENDPOINT = REPO / "clients" / "php" / "tests" / "Webhook" / "endpoint.php"
+EVENT_CONSUMER_TABLE = REPO / "clients" / "php" / "sql" / "event_consumer.sql"
 
 
 def free_port():
@@ -37,6 +38,7 @@ def php_endpoint(db, tmp_path_factory):
         grant_id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, event_id BIGINT UNSIGNED NOT NULL,
         user_id VARCHAR(64) NOT NULL, product_id VARCHAR(128) NOT NULL, action VARCHAR(16) NOT NULL,
         share_milli INT NULL, KEY (event_id))""")
+    db.execute(EVENT_CONSUMER_TABLE.read_text())
     port = free_port()
     log = tmp_path_factory.mktemp("php-webhook") / "php-server.log"
     with open(log, "ab") as output:
@@ -151,3 +153,17 @@ def test_a_refund_request_is_answered_with_the_recorded_consumption(db, php_endp
     answer = signed_post(php_endpoint, body, NEW_SECRET)
     assert answer.status_code == 200, answer.text
     assert answer.json() == {"consumption_percentage": 60000}
+
+
+def test_an_event_of_a_type_the_library_does_not_know_is_acknowledged(db, php_endpoint):
+    """A newer iap-fcgi's type (subscription_changed) is genuine: answered 2xx, so that it is not sent again
+    for 72 hours while the player's later events wait; nothing is granted."""
+    body = json.dumps({"event_id": 2 ** 41 + int(time.time()), "type": "subscription_changed",
+                       "occurred_at": "2026-11-28T08:00:00Z", "environment": "Production",
+                       "transaction": {"transaction_id": "1", "original_transaction_id": "1", "product_id": PAY_6,
+                                       "quantity": 1},
+                       "order": {"order_id": "o", "user_id": "u", "product_id": PAY_6}}).encode()
+    before = db.scalar("SELECT COUNT(*) FROM php_webhook_grants")
+    answer = signed_post(php_endpoint, body, SECRET)
+    assert answer.status_code == 204, answer.text
+    assert db.scalar("SELECT COUNT(*) FROM php_webhook_grants") == before

@@ -34,12 +34,24 @@ final class Stack
     /** A connection as the game would open it (the service's account, the stack's database). */
     public static function pdo(): PDO
     {
+        return self::pdoAs(self::env('IAP_DB_USER'), self::env('IAP_DB_PASSWORD'));
+    }
+
+    /** A connection to the stack's database, over TCP to IAP_DB_HOST, as another account. */
+    public static function pdoAs(string $user, string $password): PDO
+    {
         return new PDO(
             sprintf('mysql:host=%s;port=%s;dbname=%s;charset=utf8mb4', self::env('IAP_DB_HOST'), self::env('IAP_DB_PORT'), self::env('IAP_DB_NAME')),
-            self::env('IAP_DB_USER'),
-            self::env('IAP_DB_PASSWORD'),
+            $user,
+            $password,
             [PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION],
         );
+    }
+
+    /** The library's own table (sql/event_consumer.sql), as a game creates it once. */
+    public static function createEventConsumerTable(PDO $pdo): void
+    {
+        $pdo->exec((string) file_get_contents(__DIR__ . '/../sql/event_consumer.sql'));
     }
 
     /** Root over the stack's socket: information_schema.INNODB_TRX needs the PROCESS privilege. */

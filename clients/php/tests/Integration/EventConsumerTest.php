@@ -5,9 +5,11 @@ declare(strict_types=1);
 namespace IapFcgi\Tests\Integration;
 
 use IapFcgi\Client;
+use IapFcgi\Event;
 use IapFcgi\EventConsumer;
 use IapFcgi\Grant;
 use IapFcgi\GrantAction;
+use IapFcgi\Tests\FrameworkTransactions;
 use IapFcgi\Tests\Stack;
 use PDO;
 use PHPUnit\Framework\TestCase;
@@ -25,8 +27,26 @@ final class EventConsumerTest extends TestCase
     protected function setUp(): void
     {
         $this->pdo = Stack::pdo();
+        Stack::createEventConsumerTable($this->pdo);
+        $this->pdo->exec('CREATE TABLE IF NOT EXISTS php_game_inventory (event_id BIGINT UNSIGNED NOT NULL PRIMARY KEY,
+            user_id VARCHAR(64) NOT NULL, product_id VARCHAR(128) NOT NULL)');
         $this->pdo->exec('UPDATE events SET consumed_at = UTC_TIMESTAMP(3) WHERE consumed_at IS NULL');
         $this->consumer = new EventConsumer();
+    }
+
+    /** @return array<string, mixed>|false the library's record of an event it passed over */
+    private function failureOf(int $eventId): array|false
+    {
+        $read = $this->pdo->prepare('SELECT kind, type, attempts, retry_at, last_error FROM iap_event_failures WHERE event_id = ?');
+        $read->execute([$eventId]);
+        return $read->fetch(PDO::FETCH_ASSOC);
+    }
+
+    private function consumedAt(int $eventId): ?string
+    {
+        $read = $this->pdo->prepare('SELECT consumed_at FROM events WHERE event_id = ?');
+        $read->execute([$eventId]);
+        return $read->fetchColumn();
     }
 
     /** A user with one delivered purchase per product, verified through the service; returns the user. */
@@ -78,13 +98,182 @@ final class EventConsumerTest extends TestCase
         } catch (\DomainException) {
         }
         self::assertFalse($this->pdo->inTransaction());
-        self::assertNull($this->pdo->query("SELECT consumed_at FROM events WHERE event_id = $event->eventId")->fetchColumn());
+        self::assertNull($this->consumedAt($event->eventId));
+        $failure = $this->failureOf($event->eventId);
+        self::assertSame(['grant_failed', 1, 'DomainException: inventory down'],
+            [$failure['kind'], (int) $failure['attempts'], $failure['last_error']]);
 
         $granted = [];
-        self::assertSame(1, $this->consumer->consume($this->pdo, static function (Grant $grant) use (&$granted): void {
+        $record = static function (Grant $grant) use (&$granted): void {
             $granted[] = $grant->event->eventId;
-        }));
+        };
+        Stack::waitUntil(fn (): bool => $this->consumer->consume($this->pdo, $record) === 1, 10, 'the retry of the failed grant');
         self::assertSame([$event->eventId], $granted);
+        self::assertFalse($this->failureOf($event->eventId), 'granted: no longer a failure');
+    }
+
+    /**
+     * Player A's first event fails to grant. Player B's later event is granted in the same pull; A's
+     * second event waits behind A's first, which is tried again later and, once the inventory is back,
+     * granted before A's second. Before, the first pull threw and no event of anyone went through.
+     */
+    public function testAFailingGrantHoldsBackOnlyThatPlayersLaterEvents(): void
+    {
+        $playerA = self::deliveredUser(Stack::PAY_6, 'zydj.product.pay_30');
+        $playerB = self::deliveredUser(Stack::PAY_6);
+        [$a1, $a2] = self::ids(Stack::eventsOf($this->pdo, $playerA));
+        [$b1] = self::ids(Stack::eventsOf($this->pdo, $playerB));
+
+        $inventoryDown = true;
+        $granted = [];
+        $grant = static function (Grant $grant) use (&$inventoryDown, &$granted, $a1): void {
+            if ($inventoryDown && $grant->event->eventId === $a1) {
+                throw new \DomainException('inventory down');
+            }
+            $granted[] = $grant->event->eventId;
+        };
+        $reported = [];
+        $consumer = new EventConsumer(onFailure: static function (int $eventId, \Throwable $error) use (&$reported): void {
+            $reported[] = [$eventId, $error->getMessage()];
+        });
+
+        self::assertSame(1, $consumer->consume($this->pdo, $grant), 'B\'s event');
+        self::assertSame([$b1], $granted);
+        self::assertSame([[$a1, 'inventory down']], $reported);
+        self::assertSame('grant_failed', $this->failureOf($a1)['kind']);
+        self::assertSame([null, null], [$this->consumedAt($a1), $this->consumedAt($a2)]);
+        self::assertSame(0, $consumer->consume($this->pdo, $grant), 'A\'s first is not due yet; A\'s second waits for it');
+        self::assertSame([$b1], $granted);
+
+        $inventoryDown = false;
+        Stack::waitUntil(fn (): bool => $consumer->consume($this->pdo, $grant) > 0, 10, 'A\'s first event tried again');
+        self::assertSame(1, $consumer->consume($this->pdo, $grant), 'then A\'s second');
+        self::assertSame([$b1, $a1, $a2], $granted);
+        self::assertFalse($this->failureOf($a1));
+    }
+
+    /**
+     * A type the library does not know (here `subscription_changed`, which a newer service writes) is
+     * recorded and consumed without a grant, by pull and by push, and holds nothing back: not even the
+     * same player's later event. Before, Event::fromRow threw and the pull stopped there for good.
+     */
+    public function testAnEventOfAnUnknownTypeIsRecordedAndSkipped(): void
+    {
+        $root = Stack::rootPdo();
+        $root->exec('USE ' . Stack::env('IAP_DB_NAME'));
+        [$columnType, $comment] = $root->query("SELECT COLUMN_TYPE, COLUMN_COMMENT FROM information_schema.COLUMNS
+            WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'events' AND COLUMN_NAME = 'type'")->fetch(PDO::FETCH_NUM);
+        $modifyType = static fn (string $type): int|false => $root->exec("ALTER TABLE events MODIFY COLUMN type $type NOT NULL COMMENT " . $root->quote($comment));
+        $modifyType(substr($columnType, 0, -1) . ",'subscription_changed')");
+        try {
+            $player = self::deliveredUser(Stack::PAY_6);
+            [$delivered] = self::ids(Stack::eventsOf($this->pdo, $player));
+            $copy = $this->pdo->prepare(<<<'SQL'
+                INSERT INTO events (type, transaction_id, original_transaction_id, order_id, user_id, product_id, quantity,
+                                    environment, occurred_at, created_at, status)
+                SELECT ?, transaction_id, original_transaction_id, order_id, user_id, product_id, quantity, environment,
+                       occurred_at, UTC_TIMESTAMP(3), 'sent' FROM events WHERE event_id = ?
+                SQL);
+            $copy->execute(['subscription_changed', $delivered]);
+            $unknown = (int) $this->pdo->lastInsertId();
+            [$other] = self::ids(Stack::eventsOf($this->pdo, self::deliveredUser(Stack::PAY_6)));
+            $copy->execute(['delivered', $delivered]);
+            $later = (int) $this->pdo->lastInsertId();
+
+            $granted = [];
+            $grant = static function (Grant $grant) use (&$granted): void {
+                $granted[] = $grant->event->eventId;
+            };
+            self::assertSame(4, $this->consumer->consume($this->pdo, $grant));
+            self::assertSame([$delivered, $other, $later], $granted);
+            self::assertNotNull($this->consumedAt($unknown));
+            $failure = $this->failureOf($unknown);
+            self::assertSame(['unknown_type', 'subscription_changed', null], [$failure['kind'], $failure['type'], $failure['retry_at']]);
+
+            $copy->execute(['subscription_changed', $delivered]);
+            $pushed = (int) $this->pdo->lastInsertId();
+            $event = new Event($pushed, 'subscription_changed', '2026-11-28T08:00:00Z', 'Production', '1', '1', 'o', $player, Stack::PAY_6, 1);
+            self::assertTrue($this->consumer->consumeEvent($this->pdo, $event, $grant), 'pushed: consumed, answer 2xx');
+            self::assertFalse($this->consumer->consumeEvent($this->pdo, $event, $grant), 'pushed again');
+            self::assertSame([$delivered, $other, $later], $granted);
+            self::assertSame('unknown_type', $this->failureOf($pushed)['kind']);
+        } finally {
+            $root->exec("DELETE FROM events WHERE type = 'subscription_changed'");
+            $modifyType($columnType);
+        }
+    }
+
+    /**
+     * Called inside the game's own transaction, the claim and the grant join it: the caller's rollback
+     * takes both back and its commit keeps both; a grant's exception is left to the caller and its
+     * transaction stays open. Before, beginTransaction() threw "There is already an active transaction".
+     */
+    public function testTheClaimAndTheGrantJoinTheCallersTransaction(): void
+    {
+        [$event] = Stack::eventsOf($this->pdo, self::deliveredUser(Stack::PAY_6));
+        $addGoods = static function (Grant $grant, PDO $pdo): void {
+            $pdo->prepare('INSERT INTO php_game_inventory (event_id, user_id, product_id) VALUES (?, ?, ?)')
+                ->execute([$grant->event->eventId, $grant->event->userId, $grant->event->productId]);
+        };
+        $goods = fn (): int => (int) $this->pdo->query("SELECT COUNT(*) FROM php_game_inventory WHERE event_id = $event->eventId")->fetchColumn();
+
+        $this->pdo->beginTransaction();
+        self::assertTrue($this->consumer->consumeEvent($this->pdo, $event, $addGoods));
+        self::assertTrue($this->pdo->inTransaction(), 'the caller\'s transaction is still open');
+        $this->pdo->rollBack();
+        self::assertSame([null, 0], [$this->consumedAt($event->eventId), $goods()]);
+
+        $this->pdo->beginTransaction();
+        try {
+            $this->consumer->consumeEvent($this->pdo, $event, static function (): void {
+                throw new \DomainException('inventory down');
+            });
+            self::fail('the grant\'s exception must reach the caller');
+        } catch (\DomainException) {
+            self::assertTrue($this->pdo->inTransaction(), 'the caller rolls back, not the library');
+        }
+        $this->pdo->rollBack();
+        self::assertFalse($this->failureOf($event->eventId), 'the caller\'s failure is the caller\'s to record');
+
+        $this->pdo->beginTransaction();
+        self::assertTrue($this->consumer->consumeEvent($this->pdo, $event, $addGoods));
+        $this->pdo->commit();
+        self::assertNotNull($this->consumedAt($event->eventId));
+        self::assertSame(1, $goods());
+    }
+
+    /**
+     * With a framework's transaction (FrameworkTransactions behaves as Laravel's DB::transaction and
+     * Doctrine DBAL's transactional(): the outermost level begins, inner ones are savepoints), each
+     * event is claimed and granted in one of its transactions, so the grant may open its own nested
+     * one; a failing grant is rolled back by the framework and recorded.
+     */
+    public function testAFrameworksTransactionWrapsEachEvent(): void
+    {
+        $player = self::deliveredUser(Stack::PAY_6, 'zydj.product.pay_30');
+        [$first, $second] = self::ids(Stack::eventsOf($this->pdo, $player));
+        $framework = new FrameworkTransactions($this->pdo);
+        $levels = [];
+        $grant = static function (Grant $grant, PDO $pdo) use ($framework, &$levels, $second): void {
+            $framework->transaction(static function () use ($grant, $pdo, $framework, &$levels, $second): void {
+                $levels[] = $framework->level();
+                $pdo->prepare('INSERT INTO php_game_inventory (event_id, user_id, product_id) VALUES (?, ?, ?)')
+                    ->execute([$grant->event->eventId, $grant->event->userId, $grant->event->productId]);
+                if ($grant->event->eventId === $second) {
+                    throw new \DomainException('inventory down');
+                }
+            });
+        };
+        $consumer = new EventConsumer(transaction: static fn (\Closure $work): mixed => $framework->transaction($work));
+
+        self::assertSame(1, $consumer->consume($this->pdo, $grant));
+        self::assertSame([2, 2], $levels, 'each grant nested in the framework\'s transaction of its event');
+        self::assertSame(0, $framework->level());
+        self::assertNotNull($this->consumedAt($first));
+        self::assertNull($this->consumedAt($second));
+        self::assertSame('grant_failed', $this->failureOf($second)['kind']);
+        self::assertSame([$first], array_map('intval', $this->pdo->query(
+            "SELECT event_id FROM php_game_inventory WHERE event_id IN ($first, $second)")->fetchAll(PDO::FETCH_COLUMN)));
     }
 
     /**
