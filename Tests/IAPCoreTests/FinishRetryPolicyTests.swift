@@ -81,6 +81,24 @@ final class FinishRetryPolicyTests: XCTestCase {
             FinishRetryPolicy.decide(.notSent, failedAttempts: 9, nowMs: now), .retry(atMs: now + 1000, countsAttempt: false))
         XCTAssertEqual(FinishCallOutcome.notSent.metricResult, "not_sent")
     }
+
+    func testAnIdThatIsNotDigitsIsGivenUpAtOnceWithAClearError() {
+        let outcome = FinishCallOutcome.invalidTransactionID
+        XCTAssertEqual(FinishRetryPolicy.decide(outcome, failedAttempts: 1, nowMs: now), .givenUp)
+        XCTAssertEqual(outcome.metricResult, "invalid_id")
+        XCTAssertEqual(outcome.lastError, "never sent: the transaction id is not decimal digits")
+        XCTAssertEqual(
+            AppleDate.sqlDateTime(ms: FinishRetryPolicy.givenUpAtMs), "9999-12-31 23:59:59.000", "the last DATETIME")
+    }
+
+    func testOnlyDigitsMakeATransactionIDThatGoesIntoAURL() {
+        for id in ["2000000123456789", "0", String(repeating: "9", count: 64)] {
+            XCTAssertTrue(AppleTransactionID.isValid(id), id)
+        }
+        for id in ["", "12a4", "1/../2", "1?x=2", "1%2F", "12 3", "١٢٣", "-1", "+1", String(repeating: "9", count: 65)] {
+            XCTAssertFalse(AppleTransactionID.isValid(id), id)
+        }
+    }
 }
 
 final class FinishCallOutcomeTests: XCTestCase {

@@ -54,14 +54,14 @@ def name_value_pairs(params):
     return encoded
 
 
-def request_bytes(method, path, body=b"", content_length=None, keep_conn=True):
-    """The records nginx would send for `method path` with `body`. CONTENT_LENGTH is the body's
-    length unless `content_length` (any text) is given."""
+def request_bytes(method, path, body=b"", content_length=None, keep_conn=True, remote_addr="127.0.0.1"):
+    """The records nginx would send for `method path` with `body` from a client at `remote_addr`.
+    CONTENT_LENGTH is the body's length unless `content_length` (any text) is given."""
     params = {
         "REQUEST_METHOD": method, "REQUEST_URI": path, "DOCUMENT_URI": path.split("?")[0],
         "QUERY_STRING": path.partition("?")[2], "CONTENT_TYPE": "application/json",
         "CONTENT_LENGTH": str(len(body)) if content_length is None else content_length,
-        "REMOTE_ADDR": "127.0.0.1", "REQUEST_ID": "fastcgi-client",
+        "REMOTE_ADDR": remote_addr, "REQUEST_ID": "fastcgi-client",
     }
     data = record(BEGIN_REQUEST, struct.pack(">HB5x", RESPONDER, KEEP_CONN if keep_conn else 0))
     data += record(PARAMS, name_value_pairs(params)) + record(PARAMS)
@@ -82,8 +82,8 @@ class Connection:
             self.socket.bind((source, 0))
         self.socket.connect(address)
 
-    def send(self, method, path, body=b"", content_length=None, keep_conn=True):
-        self.socket.sendall(request_bytes(method, path, body, content_length, keep_conn))
+    def send(self, method, path, body=b"", content_length=None, keep_conn=True, remote_addr="127.0.0.1"):
+        self.socket.sendall(request_bytes(method, path, body, content_length, keep_conn, remote_addr))
 
     def receive(self):
         """The answer to the request sent; None when the service closed the connection first."""
@@ -101,8 +101,8 @@ class Connection:
             elif kind == END_REQUEST:
                 return Answer(stdout)
 
-    def request(self, method, path, body=b"", content_length=None, keep_conn=True):
-        self.send(method, path, body, content_length, keep_conn)
+    def request(self, method, path, body=b"", content_length=None, keep_conn=True, remote_addr="127.0.0.1"):
+        self.send(method, path, body, content_length, keep_conn, remote_addr)
         return self.receive()
 
     def closed_by_peer(self, wait_seconds=0.0):

@@ -229,3 +229,26 @@ def test_a_row_another_instance_holds_is_called_only_once_its_lease_ends(db, sim
                " WHERE transaction_id = %s", held)   # the other instance died: its lease ends
     wait_until(lambda: outbox_row(db, held) is None, DEADLINE_S, f"the finish of {held} recorded")
     assert [c["status"] for c in finish_calls(simulator, held)] == [200]
+
+
+def test_a_transaction_id_that_is_not_digits_is_never_sent_and_ends_given_up(db, simulator):
+    """`1/../{victim}` in the URL is `/{victim}/finish` once dot segments are resolved: it would finish
+    another transaction. The id is never sent; its row says why and is never due again."""
+    victim = new_transaction_id()
+    crafted = f"1/../{victim}"
+    before = scrape()
+    db.execute("INSERT INTO transaction_finishes (transaction_id, environment, created_at, next_attempt_at)"
+               " VALUES (%s, 'Production', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))", crafted)
+
+    def recorded():
+        row = outbox_row(db, crafted)
+        return row is None or row["last_error"] is not None
+    wait_until(recorded, DEADLINE_S, "the crafted row's outcome recorded")
+
+    row = outbox_row(db, crafted)
+    assert row is not None and row["last_error"] == "never sent: the transaction id is not decimal digits", row
+    assert (row["attempts"], row["lease_expires_at"]) == (0, None), row
+    assert row["next_attempt_at"].year == 9999, "never due again, and not deleted: the operator sees it"
+    assert finish_calls(simulator, victim) == [] and finish_calls(simulator, crafted) == []
+    assert delta(before, scrape(), "iap_transaction_finishes_total", result="invalid_id") == 1
+    db.execute("DELETE FROM transaction_finishes WHERE transaction_id = %s", crafted)

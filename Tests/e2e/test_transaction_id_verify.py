@@ -3,8 +3,9 @@ records the audit row, fetches the signed transaction from the App Store Server 
 production first, the sandbox on 4040010 unless the policy is `never`) and goes on as if the JWS had been
 posted, but an id proves nothing: only a transaction whose appAccountToken names the user's order is
 delivered (else 403 proof_required). Look-ups are bounded: an unknown id is `pending` from memory for 60 s,
-and IAP_APPSTORE_LOOKUPS_PER_MINUTE caps them. And `iapctl lookup ORDER --user U [--deliver]`, which
-delivers an Apple order's transactions through the same code.
+a user with no open order takes none (test_lookup_quota.py), and IAP_APPSTORE_LOOKUPS_PER_MINUTE caps them.
+And `iapctl lookup ORDER --user U [--deliver]`, which delivers an Apple order's transactions through the
+same code.
 
 The stack configures the Server API (IAP_APPSTORE_*, scripts/stack) and trusts the simulator's signing
 root (IAP_APPLE_ROOT_CA_FILE); the simulator counts every Server API call it answers.
@@ -154,8 +155,9 @@ def test_a_sandbox_transaction_outside_review_is_rejected_as_if_posted(api, db, 
 
 
 def test_a_transaction_neither_environment_knows_is_pending_and_not_asked_about_again_for_a_minute(
-        api, db, simulator):
+        api, db, simulator, create_order):
     user = new_user_id()
+    create_order(user, PAY_6)                    # the purchase the app is waiting for
     tid = new_transaction_id()
 
     response = verify_by_id(api, tid, user_id=user)
@@ -211,6 +213,7 @@ def test_a_revoked_transaction_is_refunded(api, db, simulator, create_order):
 def test_an_app_account_token_of_another_users_order_is_409_and_changes_nothing(api, db, simulator, create_order):
     owner, other = new_user_id(), new_user_id()
     made = create_order(owner, PAY_30)
+    create_order(other, PAY_6)                   # an open order of its own: the id is looked up
     registered = register_transaction(simulator, product_id=PAY_30, app_account_token=made["order_id"])
     tid = registered["transaction_id"]
 
@@ -218,7 +221,7 @@ def test_an_app_account_token_of_another_users_order_is_409_and_changes_nothing(
 
     assert stored(db, tid) is None
     assert db.one("SELECT status FROM orders WHERE order_id = %s", made["order_id"])["status"] == "created"
-    assert db.scalar("SELECT COUNT(*) FROM orders WHERE user_id = %s", other) == 0
+    assert db.scalar("SELECT COUNT(*) FROM orders WHERE user_id = %s AND status <> 'created'", other) == 0
     [audit] = audit_rows(db, tid)
     assert audit["user_id"] == other and audit["receipt_data"] == registered["signed_transactions"]["production"]
 
@@ -248,8 +251,9 @@ def test_an_order_id_the_token_does_not_name_proves_nothing(api, db, simulator, 
     assert audits[0]["order_id"] == "00000000-0000-4000-8000-000000000000"
 
 
-def test_a_jws_from_apple_that_does_not_verify_is_invalid_signed_data(api, db, simulator):
+def test_a_jws_from_apple_that_does_not_verify_is_invalid_signed_data(api, db, simulator, create_order):
     user = new_user_id()
+    create_order(user, PAY_6)
     registered = register_transaction(simulator, chain="untrusted")
     tid = registered["transaction_id"]
 
@@ -269,13 +273,15 @@ def assert_proof_required_and_nothing_changed(db, response, tid, user):
     assert_error(response, 403, "proof_required")
     assert "signed transaction or the receipt" in response.json()["error"]["message"]
     assert events_of(db, tid) == [], "no event: nothing was delivered"
-    assert db.scalar("SELECT COUNT(*) FROM orders WHERE user_id = %s", user) == 0
+    assert db.scalar("SELECT COUNT(*) FROM orders WHERE user_id = %s AND status <> 'created'", user) == 0
 
 
-def test_a_transaction_id_without_a_token_is_403_proof_required_and_delivers_nothing(api, db, simulator):
+def test_a_transaction_id_without_a_token_is_403_proof_required_and_delivers_nothing(
+        api, db, simulator, create_order):
     registered = register_transaction(simulator)
     tid = registered["transaction_id"]
     thief = new_user_id()
+    create_order(thief, PAY_6)                   # an open order of its own: the id is looked up
 
     assert_proof_required_and_nothing_changed(db, verify_by_id(api, tid, user_id=thief), tid, thief)
 
@@ -286,13 +292,14 @@ def test_a_transaction_id_without_a_token_is_403_proof_required_and_delivers_not
     assert calls(simulator) == [("production", 200)]
 
 
-def test_an_unclaimed_transaction_stays_unclaimed_for_a_bare_transaction_id(api, db, simulator):
+def test_an_unclaimed_transaction_stays_unclaimed_for_a_bare_transaction_id(api, db, simulator, create_order):
     payload = purchase()                         # a ONE_TIME_CHARGE without appAccountToken: unclaimed
     tid = payload["transactionId"]
     send(api, "ONE_TIME_CHARGE", payload)
     assert stored(db, tid)["state"] == "unclaimed"
     register_transaction(simulator, transaction_id=tid)
     thief = new_user_id()
+    create_order(thief, PAY_6)
 
     assert_proof_required_and_nothing_changed(db, verify_by_id(api, tid, user_id=thief), tid, thief)
 
@@ -311,13 +318,15 @@ def test_a_token_naming_the_order_of_the_request_is_delivered_without_a_user_id(
 
 # --- look-ups bounded: the sandbox under `never`, the minute's budget --------------------------
 
-def test_under_policy_never_the_sandbox_is_not_asked_and_lookups_are_capped_per_minute(simulator, own_service):
+def test_under_policy_never_the_sandbox_is_not_asked_and_lookups_are_capped_per_minute(
+        simulator, own_service, create_order):
     """An iap-fcgi of its own with IAP_SANDBOX_POLICY=never and IAP_APPSTORE_LOOKUPS_PER_MINUTE=2 (the
     stack's runs review and the default 600): unknown ids cost one production call each, and the third
     id within the minute is not looked up at all."""
     service = own_service(IAP_SANDBOX_POLICY="never", IAP_APPSTORE_LOOKUPS_PER_MINUTE="2")
     first, second, third = new_transaction_id(), new_transaction_id(), new_transaction_id()
     user = new_user_id()
+    create_order(user, PAY_6)
 
     for tid in (first, second):
         answer = service.verify_by_id(tid, user_id=user)
@@ -349,6 +358,7 @@ def test_a_500_is_retried_and_lasting_500s_are_retry_later_within_the_budget(api
 
     simulator.reset_stats()
     other = register_transaction(simulator)["transaction_id"]
+    create_order(user, PAY_6)                    # the first order is delivered: a new one is open
     simulator.control(api_fault=500, api_fail_next=0)
     started = time.monotonic()
     body = assert_verify_answer(verify_by_id(api, other, user_id=user), "retry_later")
@@ -376,12 +386,14 @@ def test_a_429_is_called_again_only_after_its_retry_after(api, simulator, create
     assert 690 <= waited_ms < 1500, f"the second call came {waited_ms} ms after the 429 (Retry-After: 700 ms)"
 
 
-def test_a_429_whose_retry_after_passes_the_budget_is_retry_later_at_once(api, db, simulator):
+def test_a_429_whose_retry_after_passes_the_budget_is_retry_later_at_once(api, db, simulator, create_order):
     tid = register_transaction(simulator)["transaction_id"]
+    user = new_user_id()
+    create_order(user, PAY_6)
     simulator.control(api_fault=429, api_retry_after_ms=60_000)
     started = time.monotonic()
 
-    assert_verify_answer(verify_by_id(api, tid, user_id=new_user_id()), "retry_later")
+    assert_verify_answer(verify_by_id(api, tid, user_id=user), "retry_later")
 
     assert time.monotonic() - started < BUDGET_S, "it waited instead of ending"
     assert calls(simulator) == [("production", 429)]

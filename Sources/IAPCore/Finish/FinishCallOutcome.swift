@@ -7,6 +7,8 @@ public enum FinishCallOutcome: Equatable, Sendable {
     case noAnswer(AppleCallResult.TransportFailure)
     /// The call was never made: too many calls to Apple waited their turn already.
     case notSent
+    /// The call is never made: the transaction id is not Apple's digits (`AppleTransactionID`).
+    case invalidTransactionID
 
     /// Apple's answer: its status, the `errorCode` read from its body, and a 429's `Retry-After`.
     public static func answered(httpStatus: Int, body: [UInt8], retryAfterUnixMs: Int64?) -> FinishCallOutcome {
@@ -21,7 +23,7 @@ public enum FinishCallOutcome: Equatable, Sendable {
     }
 
     /// The `result` label of `iap_transaction_finishes_total`: `finished`, `rate_limited`, `http_4xx`,
-    /// `http_5xx`, `http_other`, `timeout`, `connection`, `tls` or `not_sent`.
+    /// `http_5xx`, `http_other`, `timeout`, `connection`, `tls`, `not_sent` or `invalid_id`.
     public var metricResult: String {
         switch self {
         case .answered(let status, _, _) where (200...299).contains(status): return "finished"
@@ -30,6 +32,7 @@ public enum FinishCallOutcome: Equatable, Sendable {
         case .answered: return "http_other"
         case .noAnswer(let failure): return failure.rawValue
         case .notSent: return "not_sent"
+        case .invalidTransactionID: return "invalid_id"
         }
     }
 
@@ -43,6 +46,7 @@ public enum FinishCallOutcome: Equatable, Sendable {
         case .noAnswer(.connection): return "connection failed"
         case .noAnswer(.tls): return "TLS failed (certificate not trusted, or handshake refused)"
         case .notSent: return "not sent: too many calls to Apple waiting"
+        case .invalidTransactionID: return "never sent: the transaction id is not decimal digits"
         }
     }
 }

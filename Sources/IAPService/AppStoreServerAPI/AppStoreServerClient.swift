@@ -27,6 +27,14 @@ final class AppStoreServerClient: Sendable {
     let apple: AppleClient
     let api: AppStoreServerAPIConfiguration
     let caFile: String?
+    /// The minute's Get Transaction Info look-ups (`IAP_APPSTORE_LOOKUPS_PER_MINUTE`), shared by the
+    /// bare `transaction_id` verifies (`SignedTransactionFetches`) and the receipts confirmed under
+    /// `server-api` (`ServerAPIConfirmation`), which take them before they call.
+    let lookups: Locked<TransactionIDLookups>
+    /// The bundle ids and the sandbox policy a verify admits (`IAP_BUNDLE_IDS`,
+    /// `IAP_SANDBOX_POLICY`), so that Apple is not asked about what would be refused anyway.
+    let bundleIDs: [String]
+    let sandboxPolicy: SandboxPolicy
     private let policy: AppleRetryPolicy
     private let verifier: SignedDataVerifier
     private let tokens: Locked<AppStoreTokenCache>
@@ -60,17 +68,24 @@ final class AppStoreServerClient: Sendable {
         self.apple = apple
         self.api = configuration.appStore
         self.caFile = configuration.caFile
+        self.lookups = Locked(TransactionIDLookups(perMinute: configuration.appStore.lookupsPerMinute))
+        self.bundleIDs = configuration.bundleIDs
+        self.sandboxPolicy = configuration.sandboxPolicy
         self.policy = AppleRetryPolicy(budgetMs: configuration.appleTimeoutMs)
         self.verifier = verifier
         self.tokens = Locked(AppStoreTokenCache(signer: signer))
     }
 
-    /// Get Transaction Info: production, then the sandbox on `4040010`. False
-    /// when too many calls wait their turn (`completion` never runs).
+    /// Get Transaction Info: production, then the sandbox on `4040010`; with `environment`, that
+    /// one alone. False when too many calls wait their turn (`completion` never runs).
     func fetchTransactionInfo(
-        _ transactionID: String, deadline: Deadline = .never, completion: @escaping TransactionCompletion
+        _ transactionID: String, environment: AppleEnvironment? = nil, deadline: Deadline = .never,
+        completion: @escaping TransactionCompletion
     ) -> Bool {
-        fetchSignedTransactionInfo(transactionID, deadline: deadline) { [verifier] result in
+        fetchSignedTransactionInfo(
+            transactionID, firstEnvironment: environment ?? .production, sandboxFallback: environment == nil,
+            deadline: deadline
+        ) { [verifier] result in
             completion(
                 result.flatMap { jws in
                     guard let verified = try? verifier.verifiedTransaction(jws) else { return .failure(.invalidAnswer) }
@@ -82,18 +97,20 @@ final class AppStoreServerClient: Sendable {
     /// Get Transaction Info as Apple answered it: the JWS, not yet verified,
     /// for a caller that keeps it (the audit row of a `transaction_id` verify)
     /// and verifies it off this thread. `invalidAnswer`: a body without
-    /// `signedTransactionInfo`. `sandboxFallback` false: production only (the
-    /// sandbox policy `never`). False when too many calls wait their turn.
+    /// `signedTransactionInfo`. `firstEnvironment` is asked first; `sandboxFallback`
+    /// false: it alone (production alone under the sandbox policy `never`). False
+    /// when too many calls wait their turn.
     func fetchSignedTransactionInfo(
-        _ transactionID: String, sandboxFallback: Bool = true, deadline: Deadline = .never,
-        completion: @escaping @Sendable (Result<String, AppStoreServerError>) -> Void
+        _ transactionID: String, firstEnvironment: AppleEnvironment = .production, sandboxFallback: Bool = true,
+        deadline: Deadline = .never, completion: @escaping @Sendable (Result<String, AppStoreServerError>) -> Void
     ) -> Bool {
         guard Self.isPathSafe(transactionID) else {
             completion(.failure(.notFound))
             return true
         }
-        return get(
-            "/inApps/v1/transactions/\(transactionID)", sandboxFallback: sandboxFallback, deadline: deadline
+        return request(
+            "/inApps/v1/transactions/\(transactionID)", body: nil, sandboxFallback: sandboxFallback,
+            firstEnvironment: firstEnvironment, deadline: deadline
         ) { result in
             completion(
                 result.flatMap { body in
@@ -182,12 +199,17 @@ final class AppStoreServerClient: Sendable {
 
     /// Finish Transaction (`FinishConversation`): one call to `environment`, whose outcome
     /// `completion` gets (on the client's thread; it must not block). False when too many calls
-    /// wait their turn (`completion` never runs).
+    /// wait their turn (`completion` never runs). An id that is not digits is never sent: it
+    /// completes `invalidTransactionID` at once, on the caller's thread.
     func finishTransaction(
         _ transactionID: String, environment: AppleEnvironment, timeoutMs: Int, deadline: Deadline,
         completion: @escaping FinishConversation.Completion
     ) -> Bool {
-        apple.submit(
+        guard AppleTransactionID.isValid(transactionID) else {
+            completion(.invalidTransactionID)
+            return true
+        }
+        return apple.submit(
             FinishConversation(
                 transactionID: transactionID, environment: environment, api: api, caFile: caFile, timeoutMs: timeoutMs,
                 deadline: deadline, authorization: authorization

@@ -120,6 +120,12 @@ final class TransactionFinisher: @unchecked Sendable {
                     case .retry(let atMs, let countsAttempt):
                         return try store.recordFailure(
                             row, error: outcome.lastError ?? "", nextAttemptMs: atMs, countsAttempt: countsAttempt)
+                    case .givenUp:
+                        // Quoted and escaped: an id that is not digits may hold anything.
+                        Log.event("finish: transaction \(String(reflecting: row.transactionID)) never sent (not digits); given up")
+                        return try store.recordFailure(
+                            row, error: outcome.lastError ?? "", nextAttemptMs: FinishRetryPolicy.givenUpAtMs,
+                            countsAttempt: false)
                     }
                 }
                 if !held { Log.event("finish: transaction \(row.transactionID): its lease ended before its result was recorded") }

@@ -110,9 +110,7 @@ public final class Service: Sendable {
             deadlineBudgetMs: VerificationDeadline.budgetMs(appleTimeoutMs: configuration.appleTimeoutMs))
         recorder.start(database: database)
         let fetches = appStoreServer.map {
-            SignedTransactionFetches(
-                client: $0, verifier: signedData, appleTimeoutMs: configuration.appleTimeoutMs,
-                sandboxPolicy: configuration.sandboxPolicy, lookupsPerMinute: configuration.appStore.lookupsPerMinute)
+            SignedTransactionFetches(client: $0, verifier: signedData, appleTimeoutMs: configuration.appleTimeoutMs)
         }
         let signedTransactions = SignedTransactionBatches(
             delivery: SignedTransactionDelivery(

@@ -217,7 +217,7 @@ final class SignedTransactionBatches: Sendable {
         guard let receiptID, let fetches else {
             return Self.notRecorded(.fetch(fetch))
         }
-        let unasked = fetches.ask(fetch, receiptID: receiptID) { [self] answer in
+        let unasked = fetches.ask(fetch, receiptID: receiptID, connection: connection) { [self] answer in
             submit(.fetched(answer))
         }
         if let unasked {

@@ -10,10 +10,14 @@ internal import SignedData
 /// order its `appAccountToken` names can get it (`TransactionIDProof`; else
 /// 403 `proof_required` and nothing changes).
 ///
-/// Look-ups are bounded (`TransactionIDLookups`): an id Apple said it does not
-/// know is answered `pending` from memory for 60 s, and at most
-/// `IAP_APPSTORE_LOOKUPS_PER_MINUTE` ids are looked up a minute (beyond:
-/// `retry_later`). Either way the request keeps its audit row.
+/// Look-ups are bounded (`TransactionIDLookups`, shared with the receipts
+/// confirmed under `server-api`): an id Apple said it does not know is
+/// answered `pending` from memory for 60 s; a request whose user has no open
+/// order (`OpenOrderCheck`) could not be delivered whatever Apple says, and is
+/// 403 `proof_required` without a look-up; one user and one client address
+/// have a share of the minute's look-ups (`LookupShares`), and at most
+/// `IAP_APPSTORE_LOOKUPS_PER_MINUTE` are made a minute in all (past either:
+/// `retry_later`). Whatever the answer, the request keeps its audit row.
 ///
 /// The work runs on `SignedTransactionBatches`' threads and Apple's client
 /// thread, never on an accept thread or Swift's pool: a batch thread writes the
@@ -63,9 +67,11 @@ final class SignedTransactionFetches: Sendable {
     enum Unasked: Sendable {
         /// Apple said less than a minute ago that neither environment knows the id: `pending`.
         case knownUnknown
-        /// The minute's look-ups are spent: `retry_later`.
+        /// The request's user has no open order, and the transaction is not stored for it: 403 `proof_required`.
+        case noOpenOrder
+        /// The minute's look-ups are spent, or the requester's share of them: `retry_later`.
         case overBudget
-        /// Too many calls to Apple wait their turn: `retry_later`.
+        /// Too many calls to Apple wait their turn, or the orders could not be read: `retry_later`.
         case queueFull
     }
 
@@ -74,17 +80,14 @@ final class SignedTransactionFetches: Sendable {
     private let deadlineBudgetMs: Int
     /// `never`: the sandbox is not asked (nothing from it could be delivered).
     private let sandboxFallback: Bool
-    private let lookups: Locked<TransactionIDLookups>
+    /// The client's, shared with `ServerAPIConfirmation`.
+    private var lookups: Locked<TransactionIDLookups> { client.lookups }
 
-    init(
-        client: AppStoreServerClient, verifier: SignedDataVerifier, appleTimeoutMs: Int, sandboxPolicy: SandboxPolicy,
-        lookupsPerMinute: Int
-    ) {
+    init(client: AppStoreServerClient, verifier: SignedDataVerifier, appleTimeoutMs: Int) {
         self.client = client
         self.verifier = verifier
         self.deadlineBudgetMs = VerificationDeadline.budgetMs(appleTimeoutMs: appleTimeoutMs)
-        self.sandboxFallback = sandboxPolicy != .never
-        self.lookups = Locked(TransactionIDLookups(perMinute: lookupsPerMinute))
+        self.sandboxFallback = client.sandboxPolicy != .never
     }
 
     /// The request of an accept thread, with its row and its deadline (from the request's arrival).
@@ -100,15 +103,41 @@ final class SignedTransactionFetches: Sendable {
     }
 
     /// Asks Apple for the transaction of a request whose row is `receiptID`,
-    /// unless the id is known to be unknown or the minute's look-ups are spent;
-    /// `answered` gets the answer on Apple's thread (and must only queue it).
+    /// unless the id is known to be unknown, the request's user has no open
+    /// order (read on `connection`), or its share of the minute's look-ups or
+    /// the look-ups are spent; `answered` gets the answer on Apple's thread
+    /// (and must only queue it).
     /// - Returns: nil when Apple is asked, else why not (`answered` never runs).
-    func ask(_ fetch: Request, receiptID: UInt64, answered: @escaping @Sendable (Answer) -> Void) -> Unasked? {
+    func ask(
+        _ fetch: Request, receiptID: UInt64, connection: MariaDBConnection,
+        answered: @escaping @Sendable (Answer) -> Void
+    ) -> Unasked? {
         let transactionID = fetch.transactionID
-        switch lookups.withLock({ $0.admit(transactionID, atMs: Self.nowMs()) }) {
-        case .knownUnknown: return .knownUnknown
-        case .overBudget: return .overBudget
-        case .lookUp: break
+        if lookups.withLock({ $0.isKnownUnknown(transactionID, atMs: Self.nowMs()) }) { return .knownUnknown }
+        do {
+            guard try OpenOrderCheck(connection: connection).admits(transactionID: transactionID, request: fetch.request)
+            else {
+                ServiceMetrics.transactionLookupRefused(reason: .noOpenOrder)
+                return .noOpenOrder
+            }
+        } catch {
+            Log.event("transactions/verify: orders not read: \(error)")
+            return .queueFull
+        }
+        let request = fetch.request
+        let requester = LookupShares.Requester(
+            user: request.userID ?? "order " + (request.orderID ?? ""), address: fetch.row.clientAddress)
+        switch lookups.withLock({ $0.admit(transactionID, for: requester, atMs: Self.nowMs()) }) {
+        case .knownUnknown:
+            return .knownUnknown
+        case .overShare:
+            ServiceMetrics.transactionLookupRefused(reason: .overShare)
+            return .overBudget
+        case .overBudget:
+            ServiceMetrics.transactionLookupRefused(reason: .overBudget)
+            return .overBudget
+        case .lookUp:
+            break
         }
         let asked = client.fetchSignedTransactionInfo(
             transactionID, sandboxFallback: sandboxFallback, deadline: fetch.deadline
@@ -190,7 +219,7 @@ final class SignedTransactionFetches: Sendable {
 
     /// Apple was not asked (`ask`): the row is closed and the client answered,
     /// `pending` for an id Apple said it does not know (the row keeps that
-    /// `4040010`), else `retry_later`.
+    /// `4040010`), 403 `proof_required` for a user with no open order, else `retry_later`.
     func unasked(_ fetch: Request, why: Unasked, receiptID: UInt64, connection: MariaDBConnection) -> Response {
         let knownUnknown = why == .knownUnknown
         do {
@@ -199,7 +228,11 @@ final class SignedTransactionFetches: Sendable {
         } catch {
             Log.event("transactions/verify: fetch row not closed: \(error)")
         }
-        return .verify(VerifyAnswer(status: knownUnknown ? .pending : .retryLater, orderID: fetch.request.orderID))
+        switch why {
+        case .knownUnknown: return .verify(VerifyAnswer(status: .pending, orderID: fetch.request.orderID))
+        case .noOpenOrder: return .error(.proofRequired)
+        case .overBudget, .queueFull: return .verify(VerifyAnswer(status: .retryLater, orderID: fetch.request.orderID))
+        }
     }
 }
 

@@ -4,19 +4,27 @@ internal import SignedData
 
 /// `IAP_RECEIPT_VERIFIER=server-api`: each transaction of a receipt that
 /// passed the checks here is confirmed with the App Store Server API (Get
-/// Transaction Info, production then the sandbox, its JWS verified offline)
+/// Transaction Info in the receipt's environment, its JWS verified offline)
 /// and delivered from Apple's signed transaction, which is current where the
 /// receipt may be stale: a refund after the receipt was made shows as the
 /// JWS's `revocationDate`, and its `signedDate` orders it among the refund
 /// states applied (`VerifiedRefund`).
 ///
+/// Apple is asked only about what the delivery may admit
+/// (`ReceiptConfirmationPlan`): a receipt of a bundle not configured, or a
+/// sandbox receipt under policy `never`, is handed on as checked here, to be
+/// refused by the delivery, and costs no call. Each entry asked about takes
+/// one look-up of the minute's budget shared with bare `transaction_id`
+/// verifies (`IAP_APPSTORE_LOOKUPS_PER_MINUTE`), all of a receipt's or none:
+/// past it, the receipt is `retry_later`, as when Apple is unreachable.
+///
 /// The calls go out at once, on Apple's client thread; the last answer hands
 /// the outcome on (and must only queue it). Any transaction Apple cannot
 /// confirm now (unreachable, failing, a JWS that does not verify) makes the
 /// receipt `retry_later`, left unverified for the app's retry or `iapctl
-/// retry-pending`. One Apple does not know (`4040010` in both environments)
-/// keeps the receipt's own entry: the receipt is signed by Apple, and nothing
-/// newer contradicts it.
+/// retry-pending`. One Apple does not know (`4040010` in the receipt's
+/// environment) keeps the receipt's own entry: the receipt is signed by
+/// Apple, and nothing newer contradicts it.
 final class ServerAPIConfirmation: Sendable {
     private let client: AppStoreServerClient
 
@@ -30,8 +38,21 @@ final class ServerAPIConfirmation: Sendable {
         _ receipt: VerifiedAppReceipt, deadline: Deadline, completion: @escaping ReceiptConversation.Completion
     ) -> Bool {
         let entries = receipt.receipt.inApp
+        guard let environment = ReceiptConfirmationPlan.environment(
+            bundleID: receipt.receipt.bundleID, receiptEnvironment: receipt.environment, bundleIDs: client.bundleIDs,
+            sandboxPolicy: client.sandboxPolicy)
+        else {
+            completion(.checkedHere(mode: .serverAPI, reply: receipt.reply, environment: receipt.environment))
+            return true
+        }
         guard !entries.isEmpty else {
             completion(Self.outcome(receipt, confirmed: []))
+            return true
+        }
+        let nowMs = Int64(Clock.monotonicNanoseconds() / 1_000_000)
+        guard client.lookups.withLock({ $0.admitConfirmations(entries.count, atMs: nowMs) }) else {
+            ServiceMetrics.transactionLookupRefused(reason: .overBudget)
+            completion(Self.unconfirmed(receipt))
             return true
         }
         let answers = Locked(Answers(count: entries.count))
@@ -40,7 +61,9 @@ final class ServerAPIConfirmation: Sendable {
             completion(Self.outcome(receipt, confirmed: all))
         }
         for (index, entry) in entries.enumerated() {
-            let asked = client.fetchTransactionInfo(entry.transactionID, deadline: deadline) { result in
+            let asked = client.fetchTransactionInfo(
+                entry.transactionID, environment: environment, deadline: deadline
+            ) { result in
                 settle(index, result.map { $0.transaction.appleTransaction(raw: $0.raw) })
             }
             if !asked {
@@ -62,9 +85,7 @@ final class ServerAPIConfirmation: Sendable {
             case .failure(.notFound): inApp.append(entry)
             case .failure(let error):
                 Log.event("verify: the App Store Server API did not confirm transaction \(entry.transactionID): \(error)")
-                return AppleOutcome(
-                    verdict: .unavailable(appleStatus: nil), environment: receipt.environment,
-                    lastAnswer: nil, checkedHere: checkedHere)
+                return unconfirmed(receipt)
             }
         }
         let original = receipt.receipt
@@ -75,6 +96,13 @@ final class ServerAPIConfirmation: Sendable {
         return AppleOutcome(
             verdict: .valid(reply, environment: receipt.environment), environment: receipt.environment,
             lastAnswer: JSONValue.object(receipt.reply.raw).serialized(), checkedHere: checkedHere)
+    }
+
+    /// A receipt whose entries could not be confirmed now: `retry_later`.
+    private static func unconfirmed(_ receipt: VerifiedAppReceipt) -> AppleOutcome {
+        AppleOutcome(
+            verdict: .unavailable(appleStatus: nil), environment: receipt.environment, lastAnswer: nil,
+            checkedHere: CheckedHere(mode: .serverAPI))
     }
 
     /// The answers so far, in entry order.
