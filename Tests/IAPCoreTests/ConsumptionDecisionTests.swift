@@ -138,6 +138,29 @@ final class ConsumptionRetryPolicyTests: XCTestCase {
             .retry(atMs: now + 5000, error: "HTTP 500"))
     }
 
+    func testAFailedPutOfARequestAppleDecidedMeanwhileIsNotMadeAgain() {
+        typealias Policy = ConsumptionRetryPolicy
+        let failures: [Policy.Result] = [
+            .answered(httpStatus: 500, errorCode: 5_000_000, retryAfterUnixMs: nil),
+            .answered(httpStatus: 429, errorCode: nil, retryAfterUnixMs: now + 1000), .noAnswer("no answer (timeout)"),
+        ]
+        for result in failures {
+            guard case .retry(_, let error) = Policy.outcome(of: result, attempt: 1, nowMs: now, deadlineMs: deadline) else {
+                return XCTFail("\(result) is retried while Apple has not decided")
+            }
+            XCTAssertEqual(
+                Policy.outcome(of: result, attempt: 1, nowMs: now, deadlineMs: deadline, appleDecided: true),
+                .expired(error: error))
+        }
+        // What Apple answered is recorded as it came.
+        let accepted = Policy.Result.answered(httpStatus: 202, errorCode: nil, retryAfterUnixMs: nil)
+        XCTAssertEqual(Policy.outcome(of: accepted, attempt: 1, nowMs: now, deadlineMs: deadline, appleDecided: true), .sent)
+        let refused = Policy.Result.answered(httpStatus: 400, errorCode: 4_000_035, retryAfterUnixMs: nil)
+        XCTAssertEqual(
+            Policy.outcome(of: refused, attempt: 1, nowMs: now, deadlineMs: deadline, appleDecided: true),
+            .failed(error: "HTTP 400 errorCode 4000035"))
+    }
+
     func testTheErrorCodeIsReadFromApplesBody() {
         XCTAssertEqual(
             ConsumptionRetryPolicy.Result.answered(
@@ -165,6 +188,35 @@ final class ConsumptionReadinessTests: XCTestCase {
                 ConsumptionReadiness.step(webhookConfigured: webhook, eventPending: pending, createdAtMs: created, nowMs: now),
                 step, line: line)
         }
+    }
+}
+
+final class RefundRequestClosingTests: XCTestCase {
+    private let deadline: Int64 = 1_800_000_000_000
+
+    func testADecidedOrLateRequestIsClosedUnsent() {
+        let cases: [(RefundRequestOutcome?, Int64, RefundRequestClosing?, UInt)] = [
+            (nil, deadline - 1, nil, #line),
+            (nil, deadline, .pastDeadline, #line),
+            (.refunded, deadline - 3_600_000, .decided(.refunded), #line),
+            (.declined, deadline - 1, .decided(.declined), #line),
+            // Both: the decision is what the operator reads.
+            (.declined, deadline + 1, .decided(.declined), #line),
+        ]
+        for (outcome, now, closing, line) in cases {
+            XCTAssertEqual(RefundRequestClosing.of(outcome: outcome, deadlineMs: deadline, nowMs: now), closing, line: line)
+        }
+    }
+
+    func testItEndsExpiredAndSaysWhyWhenNoPutWasMade() {
+        XCTAssertEqual(RefundRequestClosing.decided(.refunded).status, .expired)
+        XCTAssertEqual(RefundRequestClosing.pastDeadline.status, .expired)
+        XCTAssertEqual(RefundRequestClosing.decided(.refunded).error(attempts: 0), "Apple decided (refunded) before a PUT")
+        XCTAssertEqual(RefundRequestClosing.decided(.declined).error(attempts: 0), "Apple decided (declined) before a PUT")
+        XCTAssertEqual(RefundRequestClosing.pastDeadline.error(attempts: 0), "deadline passed before a PUT")
+        // The last PUT's error stays.
+        XCTAssertNil(RefundRequestClosing.decided(.refunded).error(attempts: 2))
+        XCTAssertNil(RefundRequestClosing.pastDeadline.error(attempts: 1))
     }
 }
 

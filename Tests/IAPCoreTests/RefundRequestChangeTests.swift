@@ -22,6 +22,10 @@ final class RefundRequestChangeTests: XCTestCase {
             ("CONSUMPTION_REQUEST", 2000, request(.sent), .open, #line),
             ("CONSUMPTION_REQUEST", 999, request(.sent), .none, #line),
             ("CONSUMPTION_REQUEST", 999, request(.pending), .none, #line),
+            // Decided by Apple: never reused; an ask signed after the decision is a new request.
+            ("CONSUMPTION_REQUEST", 5000, request(.expired, decidedAt: 4000), .open, #line),
+            ("CONSUMPTION_REQUEST", 4000, request(.pending, decidedAt: 4000), .open, #line),
+            ("CONSUMPTION_REQUEST", 3999, request(.pending, decidedAt: 4000), .none, #line),
             // Apple decides on the latest request, whatever its status.
             ("REFUND", 3000, request(.sent), .close(requestID: 7, .refunded), #line),
             ("REVOKE", 3000, request(.pending), .close(requestID: 7, .refunded), #line),

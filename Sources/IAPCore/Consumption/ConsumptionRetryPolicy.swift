@@ -29,7 +29,7 @@ public enum ConsumptionRetryPolicy {
         case sent
         /// Pending, PUT again not before this (UTC ms); `error` for `last_error`.
         case retry(atMs: Int64, error: String)
-        /// The deadline passed before the store accepted an answer.
+        /// No answer was accepted in time: the deadline passed, or the store decided the request first.
         case expired(error: String)
         /// The store refused the answer (a 4xx other than 429): not made again.
         case failed(error: String)
@@ -43,7 +43,11 @@ public enum ConsumptionRetryPolicy {
     }
 
     /// The outcome of the `attempt`-th PUT (1, 2, …), answered at `nowMs`, for a request due by `deadlineMs`.
-    public static func outcome(of result: Result, attempt: Int, nowMs: Int64, deadlineMs: Int64) -> Outcome {
+    /// - Parameter appleDecided: Apple's decision on the request arrived while the PUT was under way: a
+    ///   failed PUT is not made again (the request expires with its error), as no answer counts any more.
+    public static func outcome(
+        of result: Result, attempt: Int, nowMs: Int64, deadlineMs: Int64, appleDecided: Bool = false
+    ) -> Outcome {
         let error: String
         var retryAtMs = nowMs + delayMs(afterFailedAttempts: attempt)
         switch result {
@@ -59,7 +63,7 @@ public enum ConsumptionRetryPolicy {
         case .noAnswer(let reason):
             error = reason
         }
-        guard retryAtMs < deadlineMs else { return .expired(error: error) }
+        guard retryAtMs < deadlineMs, !appleDecided else { return .expired(error: error) }
         return .retry(atMs: retryAtMs, error: error)
     }
 

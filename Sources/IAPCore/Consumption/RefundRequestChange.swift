@@ -3,7 +3,8 @@
 /// read under its row lock. Apple may ask twice about one refund (a new
 /// `notificationUUID`): the request not yet answered is reused, with the new
 /// notification's date and deadline, so one refund gets one answer. Apple's
-/// decision (`REFUND`, `REVOKE`, `REFUND_DECLINED`) closes the latest request.
+/// decision (`REFUND`, `REVOKE`, `REFUND_DECLINED`) closes the latest request:
+/// it is never answered after that, and Apple asking again later is a new request.
 /// Notifications arrive out of order: an older one never overrides a newer one.
 public enum RefundRequestChange: Equatable, Sendable {
     /// The ledger does not change.
@@ -40,6 +41,10 @@ public enum RefundRequestChange: Equatable, Sendable {
             guard let latest else { return .open }
             // An ask older than the one on file was answered (or is being answered) with it.
             if signedDate < latest.requestedAtMs { return .none }
+            if let decidedAtMs = latest.outcomeAtMs {
+                // Apple decided that request: an ask signed before the decision was part of it, a later one is new.
+                return signedDate < decidedAtMs ? .none : .open
+            }
             return latest.status == .sent ? .open : .reopen(requestID: latest.requestID)
         case "REFUND", "REVOKE":
             return close(latest, .refunded, signedDate: signedDate)

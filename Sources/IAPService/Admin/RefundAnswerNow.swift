@@ -3,12 +3,13 @@ import MariaDB
 /// The console's "send now" of a refund request's answer, and `iapctl consumption
 /// send`: the request back to `pending` with `next_attempt_at` now, so that the
 /// sender answers it on its next round, before Apple's 12 hours (`deadline_at`)
-/// run out. One the sender holds (a lease not yet expired) or already sent is left alone.
+/// run out. One the sender holds (a lease not yet expired), already sent, or
+/// already decided by Apple (`outcome`: no answer counts any more) is left alone.
 public enum RefundAnswerNow {
     public enum Outcome: String, Sendable {
         case queued
         case noSuchRequest = "no_such_request"
-        /// Sent, no consent, past Apple's deadline, or being sent now: nothing to send.
+        /// Sent, no consent, past Apple's deadline, decided by Apple, or being sent now: nothing to send.
         case notSendable = "not_sendable"
     }
 
@@ -25,7 +26,7 @@ public enum RefundAnswerNow {
         let changed = try connection.execute(
             """
             UPDATE consumption_requests SET status = 'pending', next_attempt_at = UTC_TIMESTAMP(3)
-            WHERE request_id = ? AND status IN ('pending', 'failed') AND deadline_at > UTC_TIMESTAMP(3)
+            WHERE request_id = ? AND status IN ('pending', 'failed') AND deadline_at > UTC_TIMESTAMP(3) AND outcome IS NULL
               AND (lease_expires_at IS NULL OR lease_expires_at < UTC_TIMESTAMP(3))
             """,
             [.integer(Int64(requestID))]

@@ -9,7 +9,8 @@ import IAPCore
 /// waits for each, one request at a time: Apple asks rarely, and each has 12 hours.
 ///
 /// One step: lease the oldest due request (committed first, so that no other
-/// iap-fcgi sends it), give the game's webhook its chance to answer the
+/// iap-fcgi sends it), close it unsent when Apple decided it already or its
+/// deadline passed (`RefundRequestClosing`), give the game's webhook its chance to answer the
 /// consumption (`ConsumptionReadiness`), decide what to send
 /// (`ConsumptionDecision`), PUT it, and record what came of it
 /// (`ConsumptionRetryPolicy`). When nothing is due, it looks again every second.
@@ -80,10 +81,9 @@ final class ConsumptionSender: @unchecked Sendable {
     private func answer(_ requestID: UInt64, lease: String, _ store: ConsumptionStore) throws {
         guard let claimed = try store.claimed(requestID, lease: lease) else { return }
         let nowMs = Clock.wallMilliseconds()
-        if nowMs >= claimed.deadlineMs {
-            // The last PUT's error stays; a request never tried says why it was not.
-            try store.close(claimed, status: "expired", error: claimed.attempts == 0 ? "deadline passed before a PUT" : nil)
-            Log.event("consumption: request \(requestID) (transaction \(claimed.transactionID)) expired unanswered")
+        if let closing = RefundRequestClosing.of(outcome: claimed.outcome, deadlineMs: claimed.deadlineMs, nowMs: nowMs) {
+            try store.close(claimed, status: closing.status, error: closing.error(attempts: claimed.attempts))
+            Log.event("consumption: request \(requestID) (transaction \(claimed.transactionID)) \(Self.describe(closing))")
             return
         }
         let step = ConsumptionReadiness.step(
@@ -93,15 +93,17 @@ final class ConsumptionSender: @unchecked Sendable {
             return try store.postpone(claimed, untilMs: untilMs)
         }
         guard case .send(let answer) = ConsumptionDecision.decide(claimed.facts) else {
-            try store.close(claimed, status: "no_consent", error: nil)
+            try store.close(claimed, status: .noConsent, error: nil)
             Log.event("consumption: request \(requestID) (transaction \(claimed.transactionID)): no consent, nothing sent")
             return
         }
         let request = AppStoreConsumptionRequest(answer)
         let body = request.body.serializedString
         let result = put(body, transactionID: claimed.transactionID, environment: claimed.environment)
+        // A decision that arrived during the PUT could not stop it, but stops any retry.
         let outcome = ConsumptionRetryPolicy.outcome(
-            of: result, attempt: claimed.attempts + 1, nowMs: Clock.wallMilliseconds(), deadlineMs: claimed.deadlineMs)
+            of: result, attempt: claimed.attempts + 1, nowMs: Clock.wallMilliseconds(), deadlineMs: claimed.deadlineMs,
+            appleDecided: try store.outcome(of: claimed) != nil)
         let recorded = try store.recordPut(
             claimed, body: body, preference: request.refundPreference, outcome: outcome, at: Timestamp.now())
         ServiceMetrics.refundRequestPut(outcome: Self.metricOutcome(outcome))
@@ -131,6 +133,13 @@ final class ConsumptionSender: @unchecked Sendable {
         !id.isEmpty && id.utf8.count <= 64 && id.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) }
     }
 
+    private static func describe(_ closing: RefundRequestClosing) -> String {
+        switch closing {
+        case .decided(let outcome): return "expired unanswered: Apple decided first (\(outcome.rawValue))"
+        case .pastDeadline: return "expired unanswered"
+        }
+    }
+
     private static func metricOutcome(_ outcome: ConsumptionRetryPolicy.Outcome) -> String {
         switch outcome {
         case .sent: return "sent"
@@ -151,7 +160,7 @@ final class ConsumptionSender: @unchecked Sendable {
         case .retry(let atMs, let error):
             Log.event("consumption: \(which): \(error); again at \(AppleDate.iso8601(ms: atMs))")
         case .expired(let error):
-            Log.event("consumption: \(which) expired: \(error) and no time left before the deadline")
+            Log.event("consumption: \(which) expired: \(error), and no time left before the deadline or Apple decided")
         case .failed(let error):
             Log.event("consumption: \(which) failed: Apple refused it (\(error))")
         }

@@ -21,6 +21,8 @@ struct ConsumptionStore {
         let attempts: Int
         /// The `refund_requested` event is still `pending`; nil without an event.
         let eventPending: Bool?
+        /// Apple's decision, when it came first: then nothing is sent.
+        let outcome: RefundRequestOutcome?
         let facts: ConsumptionDecision.Facts
         /// The lease as written: results are recorded only while the row still holds it.
         let lease: String
@@ -58,7 +60,8 @@ struct ConsumptionStore {
             SELECT r.request_id, r.transaction_id, r.environment, \(LeasedOutbox.milliseconds("r.deadline_at")),
               \(LeasedOutbox.milliseconds("r.created_at")), r.attempts, e.status, r.product_type, r.game_consumed_milli,
               t.delivered_at IS NOT NULL, c.consumed_milli, p.refund_preference, p.sample_content_provided,
-              \(LeasedOutbox.milliseconds("cc.consented_at")), \(LeasedOutbox.milliseconds("cc.withdrawn_at"))
+              \(LeasedOutbox.milliseconds("cc.consented_at")), \(LeasedOutbox.milliseconds("cc.withdrawn_at")),
+              r.outcome
             FROM consumption_requests r
             LEFT JOIN events e ON e.event_id = r.event_id
             LEFT JOIN transactions t ON t.transaction_id = r.transaction_id
@@ -89,8 +92,15 @@ struct ConsumptionStore {
             sampleContentProvided: row[12] == "1")
         return Claimed(
             requestID: requestID, transactionID: transactionID, environment: environment, deadlineMs: deadlineMs,
-            createdAtMs: createdAtMs, attempts: attempts, eventPending: row[6].map { $0 == "pending" }, facts: facts,
-            lease: lease)
+            createdAtMs: createdAtMs, attempts: attempts, eventPending: row[6].map { $0 == "pending" },
+            outcome: row[15].flatMap(RefundRequestOutcome.init(rawValue:)), facts: facts, lease: lease)
+    }
+
+    /// Apple's decision on the request as it stands now (it may have arrived during the PUT); nil: none yet.
+    func outcome(of claimed: Claimed) throws(MariaDBError) -> RefundRequestOutcome? {
+        try connection.execute(
+            "SELECT outcome FROM consumption_requests WHERE request_id = ?", [.integer(Int64(claimed.requestID))]
+        ).first?[0].flatMap(RefundRequestOutcome.init(rawValue:))
     }
 
     /// Not yet: looked at again at `atMs`, the lease given back (no PUT was made).
@@ -103,15 +113,15 @@ struct ConsumptionStore {
             [.text(AppleDate.sqlDateTime(ms: atMs)), .integer(Int64(claimed.requestID))], lease: claimed.lease)
     }
 
-    /// Closed without a PUT: `no_consent`, or `expired` when its deadline passed first.
-    func close(_ claimed: Claimed, status: String, error: String?) throws(MariaDBError) {
+    /// Closed without a PUT: `no_consent`, or `expired` when Apple decided or its deadline passed first.
+    func close(_ claimed: Claimed, status: RefundRequestStatus, error: String?) throws(MariaDBError) {
         _ = try outbox.recordWhileLeased(
             """
             UPDATE consumption_requests SET status = ?, last_error = COALESCE(?, last_error), next_attempt_at = NULL,
               lease_expires_at = NULL
             WHERE request_id = ? AND status = 'pending' AND lease_expires_at = ?
             """,
-            [.text(status), error.map(SQLValue.text) ?? .null, .integer(Int64(claimed.requestID))],
+            [.text(status.rawValue), error.map(SQLValue.text) ?? .null, .integer(Int64(claimed.requestID))],
             lease: claimed.lease)
     }
 

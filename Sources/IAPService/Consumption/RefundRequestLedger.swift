@@ -22,6 +22,7 @@ struct RefundRequestLedger {
         else { return }
         let isRequest = notification.notificationType == RefundRequestChange.requestType
         let delivery = try isRequest ? NotifiedTransactionStore(connection: connection).locked(transaction.transactionID) : nil
+        let owner = try isRequest ? Self.owner(of: transaction, delivery: delivery, connection) : nil
         let requests = RefundRequestStore(connection: connection)
         let latest = try requests.latestLocked(transaction.transactionID)
         let change = RefundRequestChange.decide(
@@ -31,11 +32,11 @@ struct RefundRequestLedger {
         case .none:
             return
         case .open:
-            let asked = Self.asked(notification, transaction, delivery: delivery)
+            let asked = Self.asked(notification, transaction, owner: owner)
             let eventID = try tellTheGame(asked, transaction, raw: raw, delivery: delivery, at: now)
             try requests.insert(asked, eventID: eventID, at: now)
         case .reopen(let requestID):
-            let asked = Self.asked(notification, transaction, delivery: delivery)
+            let asked = Self.asked(notification, transaction, owner: owner)
             let eventID = try latest?.eventID == nil
                 ? tellTheGame(asked, transaction, raw: raw, delivery: delivery, at: now) : nil
             try requests.reopen(requestID, asked, eventID: eventID)
@@ -59,14 +60,28 @@ struct RefundRequestLedger {
             at: now)
     }
 
+    /// Whose request it is, for the consent its answer needs: the user the
+    /// transaction was delivered to here, else, for a purchase never delivered
+    /// here, the user of the order its `appAccountToken` names (the app passed
+    /// our order id to StoreKit when the user paid, and Apple signed it in: the
+    /// delivery path binds the purchase to that order's user the same way).
+    /// Nil: nobody here. The order is read without a lock: its user never changes.
+    private static func owner(
+        of transaction: SignedTransaction, delivery: NotifiedTransactionStore.Row?, _ connection: MariaDBConnection
+    ) throws(MariaDBError) -> String? {
+        if delivery?.orderID != nil { return delivery?.userID }
+        guard let token = transaction.appAccountToken.flatMap(VerifyRequest.lowercaseUUID) else { return nil }
+        return try OrderStore(connection: connection).order(token)?.userID
+    }
+
     private static func asked(
-        _ notification: ServerNotification, _ transaction: SignedTransaction, delivery: NotifiedTransactionStore.Row?
+        _ notification: ServerNotification, _ transaction: SignedTransaction, owner: String?
     ) -> RefundRequestStore.Asked {
         RefundRequestStore.Asked(
             transactionID: transaction.transactionID, originalTransactionID: transaction.originalTransactionID,
             notificationUUID: notification.notificationUUID,
             environment: NotifiedTransactionStore.environment(of: transaction),
-            userID: delivery?.orderID != nil ? delivery?.userID : nil, productID: transaction.productID,
+            userID: owner, productID: transaction.productID,
             productType: RefundRequestText.column(transaction.type),
             reason: RefundRequestText.column(notification.consumptionRequestReason),
             requestedAtMs: notification.signedDate)

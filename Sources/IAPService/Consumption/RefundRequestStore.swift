@@ -20,7 +20,8 @@ struct RefundRequestStore {
         let originalTransactionID: String
         let notificationUUID: String
         let environment: AppleEnvironment
-        /// The user the transaction was delivered to here; nil: never delivered here.
+        /// The user the transaction was delivered to here, else the user of the order its
+        /// `appAccountToken` names; nil: neither.
         let userID: String?
         let productID: String
         /// Apple's `type` of the transaction (`Consumable`, ...), nil when it does not fit the column.
