@@ -12,7 +12,8 @@ use PDO;
  * reports: in the answer to the `refund_requested` webhook, else from the `consumption` table.
  * Consumption is in milliunits: 0 (nothing used) to 100000 (all of it).
  *
- * The game's account needs INSERT and UPDATE on `consumption_consent` and `consumption`.
+ * The game's account needs SELECT, INSERT and UPDATE on `consumption_consent` and `consumption`: every
+ * method reads the rows (an UPDATE ... WHERE and an INSERT ... ON DUPLICATE KEY UPDATE do too).
  */
 final class ConsumptionReporter
 {

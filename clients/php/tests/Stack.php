@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace IapFcgi\Tests;
 
 use IapFcgi\Event;
+use IapFcgi\Grant;
 use PDO;
 
 /**
@@ -48,10 +49,22 @@ final class Stack
         );
     }
 
-    /** The library's own table (sql/event_consumer.sql), as a game creates it once. */
-    public static function createEventConsumerTable(PDO $pdo): void
+    /**
+     * The library's own table (sql/event_consumer.sql), as a game creates it once, and the test game's
+     * inventory: one row per event granted (addGoods).
+     */
+    public static function createGameTables(PDO $pdo): void
     {
         $pdo->exec((string) file_get_contents(__DIR__ . '/../sql/event_consumer.sql'));
+        $pdo->exec('CREATE TABLE IF NOT EXISTS php_game_inventory (event_id BIGINT UNSIGNED NOT NULL PRIMARY KEY,
+            user_id VARCHAR(64) NOT NULL, product_id VARCHAR(128) NOT NULL)');
+    }
+
+    /** The test game's grant: the goods of the event into php_game_inventory, with the claiming connection. */
+    public static function addGoods(Grant $grant, PDO $pdo): void
+    {
+        $pdo->prepare('INSERT INTO php_game_inventory (event_id, user_id, product_id) VALUES (?, ?, ?)')
+            ->execute([$grant->event->eventId, $grant->event->userId, $grant->event->productId]);
     }
 
     /** Root over the stack's socket: information_schema.INNODB_TRX needs the PROCESS privilege. */

@@ -27,9 +27,7 @@ final class EventConsumerTest extends TestCase
     protected function setUp(): void
     {
         $this->pdo = Stack::pdo();
-        Stack::createEventConsumerTable($this->pdo);
-        $this->pdo->exec('CREATE TABLE IF NOT EXISTS php_game_inventory (event_id BIGINT UNSIGNED NOT NULL PRIMARY KEY,
-            user_id VARCHAR(64) NOT NULL, product_id VARCHAR(128) NOT NULL)');
+        Stack::createGameTables($this->pdo);
         $this->pdo->exec('UPDATE events SET consumed_at = UTC_TIMESTAMP(3) WHERE consumed_at IS NULL');
         $this->consumer = new EventConsumer();
     }
@@ -211,10 +209,7 @@ final class EventConsumerTest extends TestCase
     public function testTheClaimAndTheGrantJoinTheCallersTransaction(): void
     {
         [$event] = Stack::eventsOf($this->pdo, self::deliveredUser(Stack::PAY_6));
-        $addGoods = static function (Grant $grant, PDO $pdo): void {
-            $pdo->prepare('INSERT INTO php_game_inventory (event_id, user_id, product_id) VALUES (?, ?, ?)')
-                ->execute([$grant->event->eventId, $grant->event->userId, $grant->event->productId]);
-        };
+        $addGoods = Stack::addGoods(...);
         $goods = fn (): int => (int) $this->pdo->query("SELECT COUNT(*) FROM php_game_inventory WHERE event_id = $event->eventId")->fetchColumn();
 
         $this->pdo->beginTransaction();
@@ -257,8 +252,7 @@ final class EventConsumerTest extends TestCase
         $grant = static function (Grant $grant, PDO $pdo) use ($framework, &$levels, $second): void {
             $framework->transaction(static function () use ($grant, $pdo, $framework, &$levels, $second): void {
                 $levels[] = $framework->level();
-                $pdo->prepare('INSERT INTO php_game_inventory (event_id, user_id, product_id) VALUES (?, ?, ?)')
-                    ->execute([$grant->event->eventId, $grant->event->userId, $grant->event->productId]);
+                Stack::addGoods($grant, $pdo);
                 if ($grant->event->eventId === $second) {
                     throw new \DomainException('inventory down');
                 }

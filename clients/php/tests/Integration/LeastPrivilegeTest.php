@@ -9,7 +9,6 @@ use IapFcgi\ConsumptionReporter;
 use IapFcgi\Event;
 use IapFcgi\EventConsumer;
 use IapFcgi\EventType;
-use IapFcgi\Grant;
 use IapFcgi\Tests\Stack;
 use PDO;
 use PHPUnit\Framework\TestCase;
@@ -42,9 +41,7 @@ final class LeastPrivilegeTest extends TestCase
     protected function setUp(): void
     {
         $service = Stack::pdo();
-        Stack::createEventConsumerTable($service);
-        $service->exec('CREATE TABLE IF NOT EXISTS php_game_inventory (event_id BIGINT UNSIGNED NOT NULL PRIMARY KEY,
-            user_id VARCHAR(64) NOT NULL, product_id VARCHAR(128) NOT NULL)');
+        Stack::createGameTables($service);
         $service->exec('UPDATE events SET consumed_at = UTC_TIMESTAMP(3) WHERE consumed_at IS NULL');
 
         $this->root = Stack::rootPdo();
@@ -96,10 +93,7 @@ final class LeastPrivilegeTest extends TestCase
         self::assertTrue((new Client(Stack::baseUrl()))->verifyReceipt(Stack::appReceipt(Stack::PAY_6, 'zydj.product.pay_30')['receipt_data'],
             userId: $player)->isDelivered());
         [$first, $second] = Stack::eventsOf(Stack::pdo(), $player);
-        $addGoods = static function (Grant $grant, PDO $pdo): void {
-            $pdo->prepare('INSERT INTO php_game_inventory (event_id, user_id, product_id) VALUES (?, ?, ?)')
-                ->execute([$grant->event->eventId, $grant->event->userId, $grant->event->productId]);
-        };
+        $addGoods = Stack::addGoods(...);
         $consumer = new EventConsumer();
         $attempt('EventConsumer::consumeEvent, a grant that throws', function () use ($consumer, $first): void {
             try {
