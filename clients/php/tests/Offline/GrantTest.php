@@ -38,4 +38,13 @@ final class GrantTest extends TestCase
         $grant = Grant::of(self::event($type, $percentage));
         self::assertSame([$action, $shareMilli, $share], [$grant->action, $grant->shareMilli, $grant->share()]);
     }
+
+    public function testATypeThisLibraryDoesNotKnowHasNoGrant(): void
+    {
+        $event = new Event(7, 'subscription_changed', '2026-11-28T08:00:00Z', 'Production', '1000000000000007', '1000000000000007',
+            'order-7', 'u-7', 'zydj.product.pay_6', 1);
+        self::assertSame([null, 'subscription_changed'], [$event->type, $event->typeName]);
+        $this->expectExceptionMessage('no grant for an event of type "subscription_changed"');
+        Grant::of($event);
+    }
 }
