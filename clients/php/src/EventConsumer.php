@@ -99,7 +99,7 @@ final class EventConsumer
                 }
                 try {
                     $consumed += $this->consumeOne($pdo, (int) $row['event_id'], $grant) ? 1 : 0;
-                } catch (GrantFailed $failed) {
+                } catch (GrantFailed) {
                     $waiting[$row['user_id']] = true;
                 }
             }
