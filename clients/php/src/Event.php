@@ -49,20 +49,24 @@ final class Event
      */
     public static function fromWebhookBody(array $body): self
     {
-        $transaction = self::member($body, 'transaction', 'array');
-        $order = self::member($body, 'order', 'array');
+        $type = self::member($body, 'type', 'string');
+        // A type this library does not know may come with other members: its id and type are what
+        // EventConsumer needs to record and skip it (it reads the rest from `events`).
+        $unknown = EventType::tryFrom($type) === null;
+        $transaction = self::member($body, 'transaction', 'array', optional: $unknown) ?? [];
+        $order = self::member($body, 'order', 'array', optional: $unknown) ?? [];
         $refundRequest = $body['refund_request'] ?? null;
         return new self(
             eventId: self::member($body, 'event_id', 'int'),
-            type: self::member($body, 'type', 'string'),
-            occurredAt: self::member($body, 'occurred_at', 'string'),
-            environment: self::member($body, 'environment', 'string'),
-            transactionId: self::member($transaction, 'transaction_id', 'string'),
-            originalTransactionId: self::member($transaction, 'original_transaction_id', 'string'),
-            orderId: self::member($order, 'order_id', 'string'),
-            userId: self::member($order, 'user_id', 'string'),
-            productId: self::member($transaction, 'product_id', 'string'),
-            quantity: self::member($transaction, 'quantity', 'int'),
+            type: $type,
+            occurredAt: self::member($body, 'occurred_at', 'string', optional: $unknown) ?? '',
+            environment: self::member($body, 'environment', 'string', optional: $unknown) ?? '',
+            transactionId: self::member($transaction, 'transaction_id', 'string', optional: $unknown) ?? '',
+            originalTransactionId: self::member($transaction, 'original_transaction_id', 'string', optional: $unknown) ?? '',
+            orderId: self::member($order, 'order_id', 'string', optional: $unknown) ?? '',
+            userId: self::member($order, 'user_id', 'string', optional: $unknown) ?? '',
+            productId: self::member($transaction, 'product_id', 'string', optional: $unknown) ?? '',
+            quantity: self::member($transaction, 'quantity', 'int', optional: $unknown) ?? 0,
             revocationReason: self::member($transaction, 'revocation_reason', 'int', optional: true),
             revocationType: self::member($transaction, 'revocation_type', 'string', optional: true),
             revocationPercentage: self::member($transaction, 'revocation_percentage', 'int', optional: true),

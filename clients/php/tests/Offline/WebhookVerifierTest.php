@@ -149,6 +149,10 @@ final class WebhookVerifierTest extends TestCase
         $event = self::verifier()->verify($body, self::header($body));
         self::assertSame([42, null, 'subscription_changed', 'u-42'], [$event->eventId, $event->type, $event->typeName, $event->userId]);
         self::assertSame('delivered', self::verifier()->verify(self::body(), self::header(self::body()))->typeName);
+
+        $other = json_encode(['event_id' => 43, 'type' => 'subscription_changed', 'status' => 'expired', 'auto_renew' => false]);
+        $event = self::verifier()->verify($other, self::header($other));
+        self::assertSame([43, null, 'subscription_changed', ''], [$event->eventId, $event->type, $event->typeName, $event->userId]);
     }
 
     /** @return array<string, array{string|array<mixed>, string}> the secrets => what the refusal must name */
