@@ -1,7 +1,5 @@
--- 002: a sample catalog, the products of the seed blog posts. Replace with your own
--- through `iapctl products add` or SQL.
-INSERT INTO products (product_id, title, price, currency, active) VALUES
-  ('zydj.product.pay_6', '60 gems', 6.00, 'CNY', 1),
-  ('zydj.product.pay_30', '300 gems', 30.00, 'CNY', 1),
-  ('zydj.product.pay_98', '980 gems', 98.00, 'CNY', 1),
-  ('com.example.game.sub.monthly', 'Monthly pass', 18.00, 'CNY', 1);
+-- 002: empty, kept so that the numbers of the migrations stay as they were applied. It once inserted
+-- four sample products, which belong to the local run and the tests, not to a server's catalog:
+-- scripts/stack adds them to its own database (seed_sample_catalog). A server migrated before keeps
+-- the rows it has; deactivate them with `iapctl products` if they are not yours.
+DO 0;

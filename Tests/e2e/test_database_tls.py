@@ -115,7 +115,7 @@ def test_iapctl_connects_over_verified_tls_and_refuses_an_unknown_ca(tls_mariadb
     trusted = database_env(tls_mariadb, IAP_DB_TLS="verify", IAP_DB_CA_FILE=str(directory / "test-ca.pem"))
     migrated = iapctl(trusted, "migrate", "--sql-dir", str(SQL_DIR))
     assert migrated.returncode == 0, f"iapctl over TLS with the server's CA: {migrated.stdout}{migrated.stderr}"
-    assert tls_mariadb.root_sql("SELECT COUNT(*) FROM iap.products").stdout.strip() != "0"
+    assert tls_mariadb.root_sql("SELECT COUNT(*) FROM iap.schema_migrations").stdout.strip() != "0"
 
     wrong_ca = database_env(tls_mariadb, IAP_DB_TLS="verify", IAP_DB_CA_FILE=str(directory / "other-ca.pem"))
     refused = iapctl(wrong_ca, "migrate", "--sql-dir", str(SQL_DIR))
