@@ -125,9 +125,9 @@ def test_a_receipts_entries_take_look_ups_of_the_budget_bare_ids_use(server_api,
 
 def test_made_up_ids_from_users_without_an_open_order_spend_no_look_up(server_api, api, simulator, db):
     """The issue's attack: random ids for made-up users, as fast as one client posts them. With a budget
-    of 5, they once spent it all (5 look-ups, then retry_later for everyone)."""
-    service = server_api(IAP_APPSTORE_LOOKUPS_PER_MINUTE="5")
-    for _ in range(20):
+    of 20, 25 of them once spent it all (20 look-ups, then retry_later for everyone)."""
+    service = server_api(IAP_APPSTORE_LOOKUPS_PER_MINUTE="20")
+    for _ in range(25):
         answer = verify_by_id(service, new_transaction_id(), address="203.0.113.9", user_id=new_user_id())
         assert status_of(answer) == (403, "proof_required"), answer.json()
     assert calls(simulator) == [], "nothing a look-up could deliver: Apple is not asked"

@@ -325,18 +325,21 @@ def test_under_policy_never_the_sandbox_is_not_asked_and_lookups_are_capped_per_
     id within the minute is not looked up at all."""
     service = own_service(IAP_SANDBOX_POLICY="never", IAP_APPSTORE_LOOKUPS_PER_MINUTE="2")
     first, second, third = new_transaction_id(), new_transaction_id(), new_transaction_id()
-    user = new_user_id()
-    create_order(user, PAY_6)
+    # Each id from a user and an address of its own: a user's share is a tenth and an address's half,
+    # here 1 each (test_lookup_quota.py).
+    users = [new_user_id() for _ in range(3)]
+    for user in users:
+        create_order(user, PAY_6)
 
-    for tid in (first, second):
-        answer = service.verify_by_id(tid, user_id=user)
+    for index, tid in enumerate((first, second)):
+        answer = service.verify_by_id(tid, address=f"192.0.2.{index + 1}", user_id=users[index])
         assert answer.status == 202 and answer.json()["status"] == "pending", answer
     assert calls(simulator) == [("production", 404)] * 2, "no sandbox look-up under the policy never"
 
-    over = service.verify_by_id(third, user_id=user)
+    over = service.verify_by_id(third, address="192.0.2.3", user_id=users[2])
     assert over.status == 503 and over.json()["status"] == "retry_later", over
     assert over.headers.get("retry-after"), over.headers
-    remembered = service.verify_by_id(first, user_id=user)
+    remembered = service.verify_by_id(first, address="192.0.2.3", user_id=users[2])
     assert remembered.status == 202 and remembered.json()["status"] == "pending", "known unknown: from memory"
     assert calls(simulator) == [("production", 404)] * 2, "neither the third id nor the first again reached Apple"
 
@@ -525,9 +528,9 @@ class OwnService:
         self.process = start_service(self.log_path, **own_service_environment(IAP_LISTEN=self.socket_path, **overrides))
         wait_until_answering(self.socket_path, self.process, self.log_path)
 
-    def verify_by_id(self, transaction_id, **fields):
+    def verify_by_id(self, transaction_id, address="127.0.0.1", **fields):
         body = {"transaction_id": transaction_id, **fields}
-        return request_once(self.socket_path, "POST", ROUTE, body=json.dumps(body).encode())
+        return request_once(self.socket_path, "POST", ROUTE, body=json.dumps(body).encode(), remote_addr=address)
 
     def stop(self):
         stop_service(self.process)
