@@ -3,7 +3,9 @@
 - docs/api.md, openapi.yaml and the routes the service serves (Sources/IAPCore/Route/Route.swift, each
   case of which Sources/IAPService/Route/Router.swift must dispatch) name the same routes, and api.md
   marks every route it describes that is not served yet as "(planned)".
-- docs/configuration.md documents, once each, exactly the IAP_* variables the Swift code reads.
+- docs/configuration.md documents, once each, exactly the IAP_* variables the Swift code reads, and
+  deploy/iap-fcgi.env.example offers every one the service reads (those of its "iapctl only" section
+  excepted) and no other.
 """
 
 import re
@@ -89,12 +91,20 @@ def test_api_md_claims_no_route_the_service_does_not_serve():
     assert not planned_in_openapi, f"openapi.yaml describes routes the Router does not serve: {planned_in_openapi}"
 
 
+def documented_variable_rows():
+    """(name, section heading) of each variable row of configuration.md."""
+    rows = []
+    section = ""
+    for line in (DOCS / "configuration.md").read_text().splitlines():
+        if line.startswith("## "):
+            section = line[3:].strip()
+        elif match := VARIABLE_ROW.match(line):
+            rows.append((match.group(1), section))
+    return rows
+
+
 def documented_variables():
-    names = [
-        match.group(1)
-        for line in (DOCS / "configuration.md").read_text().splitlines()
-        if (match := VARIABLE_ROW.match(line))
-    ]
+    names = [name for name, _ in documented_variable_rows()]
     duplicates = sorted({name for name in names if names.count(name) > 1})
     assert not duplicates, f"docs/configuration.md documents these more than once: {duplicates}"
     return set(names)
@@ -116,3 +126,10 @@ def test_configuration_md_documents_every_variable_the_code_reads():
 def test_configuration_md_documents_no_variable_the_code_does_not_read():
     unread = sorted(documented_variables() - variables_read_by_code())
     assert not unread, f"in docs/configuration.md, read nowhere in Sources/: {unread}"
+
+
+def test_env_example_offers_every_variable_of_the_service():
+    example = set(re.findall(r"\b(IAP_[A-Z0-9_]+)=", (ROOT / "deploy" / "iap-fcgi.env.example").read_text()))
+    service = {name for name, section in documented_variable_rows() if section != "iapctl only"}
+    assert not sorted(service - example), f"missing from deploy/iap-fcgi.env.example: {sorted(service - example)}"
+    assert not sorted(example - service), f"in deploy/iap-fcgi.env.example, not a variable of the service: {sorted(example - service)}"
