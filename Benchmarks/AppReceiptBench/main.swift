@@ -2,7 +2,10 @@
 //   cold    a new verifier each time: path validation (certificate parses, two RSA checks of the chain)
 //           + the receipt's RSA signature + its payload
 //   cached  one verifier: the receipt's certificates known, so its structure, one RSA check and the payload
-// for a receipt of one purchase and one of 200, and a refused one (a bad signature under a cached chain).
+// for a receipt of one purchase and one of 200, and a refused one (a bad signature under a cached chain);
+// then receipts crafted to cost the most before any signature or chain check (`CraftedReceipts`), each as
+// large as a verify request under nginx's 2 MiB body limit carries, against the cached real receipt.
+// Figures are medians of each call's CPU time (and wall time) on this thread.
 //
 // Usage: swift run -c release app-receipt-bench [FIXTURES_DIR] [ROUNDS]
 import AppReceipt
@@ -21,19 +24,35 @@ func read(_ name: String) -> [UInt8] {
     return Array(data)
 }
 
-/// Wall and CPU µs per call of `body`, over `count` calls.
-func measure(_ name: String, _ count: Int, _ body: () throws -> Void) rethrows {
-    var cpuStart = timespec()
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpuStart)
-    let start = ContinuousClock.now
-    for _ in 0..<count { try body() }
-    let wall = ContinuousClock.now - start
-    var cpuEnd = timespec()
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpuEnd)
-    let wallMicros = Double(wall.components.seconds) * 1e6 + Double(wall.components.attoseconds) / 1e12
-    let cpuMicros = Double(cpuEnd.tv_sec - cpuStart.tv_sec) * 1e6 + Double(cpuEnd.tv_nsec - cpuStart.tv_nsec) / 1e3
-    print("\(name): \(String(format: "%.1f", wallMicros / Double(count))) µs wall, "
-        + "\(String(format: "%.1f", cpuMicros / Double(count))) µs CPU per call (\(count) calls)")
+func threadCPUMicros() -> Double {
+    var now = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+    return Double(now.tv_sec) * 1e6 + Double(now.tv_nsec) / 1e3
+}
+
+func median(_ values: [Double]) -> Double {
+    let sorted = values.sorted()
+    return sorted[sorted.count / 2]
+}
+
+/// Prints the median wall and CPU µs of one call of `body`, over `count`
+/// calls; returns the CPU median.
+@discardableResult
+func measure(_ name: String, _ count: Int, _ body: () throws -> Void) rethrows -> Double {
+    var cpu: [Double] = []
+    var wall: [Double] = []
+    for _ in 0..<count {
+        let cpuStart = threadCPUMicros()
+        let start = ContinuousClock.now
+        try body()
+        let elapsed = ContinuousClock.now - start
+        cpu.append(threadCPUMicros() - cpuStart)
+        wall.append(Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12)
+    }
+    let cpuMedian = median(cpu)
+    print("\(name): \(String(format: "%.1f", median(wall))) µs wall, \(String(format: "%.1f", cpuMedian)) µs CPU "
+        + "per call (medians of \(count) calls)")
+    return cpuMedian
 }
 
 let roots = try TrustedRoots(pemFile: fixtures + "/root.pem")
@@ -46,7 +65,7 @@ try measure("verify cold (new verifier), 1 purchase", max(1, rounds / 10)) {
 }
 let warm = AppReceiptVerifier(roots: roots)
 _ = try warm.verify(receipt)
-try measure("verify cached, 1 purchase", rounds) {
+let real = try measure("verify cached, 1 purchase", rounds) {
     _ = try warm.verify(receipt)
 }
 try measure("verify cached, 200 purchases", max(1, rounds / 20)) {
@@ -55,3 +74,51 @@ try measure("verify cached, 200 purchases", max(1, rounds / 20)) {
 measure("refused (badSignature), cached chain", rounds) {
     _ = try? warm.verify(forged)
 }
+
+let limit = CraftedReceipts.bodyLimitBytes
+let calls = max(5, rounds / 200)
+/// Each a few variants, one per call: padded alike, a receipt would find the chain its first copy cached.
+let copies = CraftedReceipts.certificateCopies(receipt, fitting: limit)
+let copiesOfTheSet = (copies.count - receipt.count) / (CraftedReceipts.certificateCopies(receipt, copies: 2).count - receipt.count) + 1
+/// The most NULLs a real receipt's CRLs field takes below the bound on nodes, found by trying.
+let nullsWithinBounds = stride(from: 1024, to: 0, by: -8).first {
+    (try? warm.verify(CraftedReceipts.nulls(receipt, count: $0))) != nil
+} ?? 0
+/// `hashedWhole`: a copy of a real chain and signer, so that the receipt gets as far as its signature,
+/// whose digest is of all its content.
+let crafted: [(name: String, variants: [[UInt8]], hashedWhole: Bool)] = [
+    ("empty BER pieces, no signature", [CraftedReceipts.emptyPieces(fitting: limit)], false),
+    ("copies of a real receipt's certificates",
+     (0..<calls).map { CraftedReceipts.certificateCopies(receipt, copies: copiesOfTheSet - $0) }, false),
+    ("a real receipt's CRLs field full of NULLs", [CraftedReceipts.nulls(receipt, count: (limit - receipt.count) / 2)], false),
+    ("a real receipt's CRLs field with NULLs up to the bound on nodes",
+     [CraftedReceipts.nulls(receipt, count: nullsWithinBounds)], false),
+    ("the same in BER (indefinite lengths), parsed whole",
+     [CraftedReceipts.nulls(receipt, count: nullsWithinBounds, indefinite: true)], false),
+    ("a real receipt's content in one-byte pieces (200 purchases)", [CraftedReceipts.contentInOneBytePieces(many)], false),
+    ("a real chain and signer over other content", [CraftedReceipts.otherContent(receipt, fitting: limit)], true),
+]
+func format(_ value: Double) -> String { String(format: "%.1f", value) }
+var worst: (name: String, cpu: Double, bytes: Int) = ("", 0, 1)
+var worstBeforeSignature: (name: String, cpu: Double) = ("", 0)
+for (name, variants, hashedWhole) in crafted {
+    let outcome: String
+    do {
+        _ = try AppReceiptVerifier(roots: roots).verify(variants[0])
+        outcome = "accepted"
+    } catch {
+        outcome = error.rawValue
+    }
+    var next = 0
+    let cpu = measure("crafted: \(name), \(variants[0].count) bytes, \(outcome)", calls) {
+        _ = try? warm.verify(variants[next % variants.count])
+        next += 1
+    }
+    if cpu > worst.cpu { worst = (name, cpu, variants[0].count) }
+    if !hashedWhole, cpu > worstBeforeSignature.cpu { worstBeforeSignature = (name, cpu) }
+}
+print("worst crafted receipt within the 2 MiB body limit: \(format(worst.cpu)) µs CPU (\(worst.name)), "
+    + "\(format(worst.cpu / real))x a real one's \(format(real)) µs; per byte \(String(format: "%.2f", worst.cpu * 1000 / Double(worst.bytes))) ns, "
+    + "\(String(format: "%.3f", (worst.cpu / Double(worst.bytes)) / (real / Double(receipt.count))))x a real one's")
+print("worst crafted receipt that does not get a real chain's signature check: \(format(worstBeforeSignature.cpu)) µs CPU "
+    + "(\(worstBeforeSignature.name)), \(format(worstBeforeSignature.cpu / real))x a real one's")

@@ -1,13 +1,15 @@
 /// Why an app receipt was refused: one case per check of API.md "Receipts
-/// checked here", in the order they run. The raw values are stable: they are
+/// checked here", in the order they run, but for the bounds on the receipt's
+/// shape (the last four), which run first, before any of it is parsed
+/// (`ReceiptShapeBounds`). The raw values are stable: they are
 /// what the receipt's audit row (`receipts.signed_data_error`, beside the JWS
 /// refusals of `SignedDataError`, whose names they share where the check is
 /// the same) and the metrics' `check` label say. Every case
 /// is the client's `not_paid` (as Apple's 21002/21003); none says anything
 /// about the service's health, and the client is told none of them.
 public enum AppReceiptError: String, Error, Equatable, Sendable, CaseIterable {
-    /// Not BER or DER (truncated, lengths beyond the input, nested too deep),
-    /// or not a PKCS#7 ContentInfo holding SignedData.
+    /// Not BER or DER (truncated, lengths beyond the input), or not a PKCS#7
+    /// ContentInfo holding SignedData.
     case malformed
     /// SignedData whose content is not of type `data` or is absent (detached),
     /// or that has other than exactly one signer.
@@ -38,4 +40,18 @@ public enum AppReceiptError: String, Error, Equatable, Sendable, CaseIterable {
     /// Environment (field 0) other than `Production` or `ProductionSandbox`:
     /// `Xcode` among others, or none.
     case unsupportedEnvironment
+    /// More elements than a receipt has (`ReceiptShapeBounds.maxNodes`),
+    /// found before any is parsed: BER that would cost its parse far more
+    /// than its bytes.
+    case tooManyNodes
+    /// More pieces of constructed OCTET STRINGs than a receipt has
+    /// (`ReceiptShapeBounds.maxPieces`), found before any is parsed.
+    case tooManyPieces
+    /// Elements nested deeper than a receipt's (`ReceiptShapeBounds.maxDepth`),
+    /// found before any is parsed.
+    case nestedTooDeep
+    /// More certificates than a receipt carries
+    /// (`ReceiptShapeBounds.maxCertificates`; Apple sends 3), found before
+    /// any is parsed.
+    case tooManyCertificates
 }

@@ -20,10 +20,11 @@ import _CryptoExtras
 /// a receipt they signed has checked, signature included, so that a receipt
 /// from a known leaf costs its structure's reading, one RSA check and the
 /// payload's reading, and a refused one leaves nothing behind. The key is the
-/// receipt's certificates as encoded and the signer's identity (Apple's
-/// receipts from one leaf carry the same bytes), so a cached receipt parses no
-/// certificate at all. What is cached does not depend on time: validity at
-/// each receipt's creation date is checked on every call.
+/// leaf's DER as the receipt carries it (Apple's receipts from one leaf carry
+/// the same bytes), so a cached receipt parses no certificate at all, and one
+/// padded with other certificates or with its signer's identity written
+/// otherwise finds the same entry. What is cached does not depend on time:
+/// validity at each receipt's creation date is checked on every call.
 public final class AppReceiptVerifier: Sendable {
     private let roots: CertificateStore
     private let chains: VerifiedChainCache<ReceiptChain>
@@ -39,9 +40,7 @@ public final class AppReceiptVerifier: Sendable {
     /// - Throws: the check that failed first.
     public func verify(_ receipt: [UInt8]) throws(AppReceiptError) -> VerifiedAppReceipt {
         let signedData = try PKCS7SignedData(berEncoded: receipt)
-        let key = ChainKey.certificates(
-            leaf: Array(signedData.signer.identityEncoding), intermediate: Array(signedData.certificatesEncoding))
-        let known = chains[key]
+        let known = knownChain(signing: signedData)
         let chain: ReceiptChain
         if let known {
             chain = known
@@ -52,12 +51,29 @@ public final class AppReceiptVerifier: Sendable {
         try ReceiptSignature.check(signedData, key: chain.leafKey)
         let payload = try AppReceiptPayload(berEncoded: signedData.content)
         // Only now: the leaf's key signed this receipt, so the pair is one a trusted leaf signs with.
-        if known == nil { chains.insert(chain, for: key) }
+        if known == nil { chains.insert(chain, for: Self.key(leaf: chain.leafDER)) }
         guard let validity = chain.validity, validity.contains(payload.creationDateMs) else {
             throw AppReceiptError.expiredAtCreationDate
         }
         guard let environment = payload.acceptedEnvironment else { throw AppReceiptError.unsupportedEnvironment }
         return VerifiedAppReceipt(payload: payload, environment: environment, reply: try payload.appleReply(environment: environment))
+    }
+
+    /// The cached chain of one of the receipt's certificates that signs it
+    /// (`ReceiptChain.signs`): found by the certificates themselves, so that
+    /// other certificates beside them, another order or another encoding of
+    /// what the signature does not cover cost no path validation and add no
+    /// entry. A receipt carries a few certificates at most
+    /// (`ReceiptShapeBounds.maxCertificates`).
+    private func knownChain(signing signedData: PKCS7SignedData) -> ReceiptChain? {
+        for certificate in signedData.certificates {
+            if let chain = chains[Self.key(leaf: Array(certificate))], chain.signs(signedData) { return chain }
+        }
+        return nil
+    }
+
+    private static func key(leaf: [UInt8]) -> ChainKey {
+        .certificates(leaf: leaf, intermediate: [])
     }
 
     /// Verified pairs known so far (for tests and metrics).
@@ -86,7 +102,11 @@ public final class AppReceiptVerifier: Sendable {
         }
         guard let leafKey = _RSA.Signing.PublicKey(leaf.publicKey) else { throw AppReceiptError.unsupportedSignature }
         let validity = path.dropFirst().reduce(path[0].validityMs) { $0?.overlap($1.validityMs) }
-        return ReceiptChain(leafKey: leafKey, validity: validity)
+        return ReceiptChain(
+            leafDER: Array(leafDER), intermediateDER: Array(intermediateDER), leafIssuer: leaf.issuer,
+            leafSerialNumber: leaf.serialNumber,
+            leafKeyIdentifier: (try? leaf.extensions.subjectKeyIdentifier).map { Array($0.keyIdentifier) },
+            leafKey: leafKey, validity: validity)
     }
 
     /// The chain from `leaf` through `intermediate` to a trusted root, its

@@ -4,9 +4,11 @@ import X509
 /// The parts of a PKCS#7 SignedData (RFC 2315, CMS RFC 5652) an app receipt is
 /// checked with, read by swift-asn1's BER parser: DER (Apple's receipts) and
 /// BER with indefinite lengths and constructed OCTET STRINGs (Xcode's) alike.
-/// The parser bounds the nesting depth (50) and checks every length against
-/// the input, so a hostile length allocates nothing; what is kept are slices
-/// of the input.
+/// Before it, the receipt's nodes, pieces and depth are bounded on its
+/// headers alone (`ReceiptShapeBounds`), so that no input costs the parse
+/// much more than a receipt does; the parser checks every length against the
+/// input, so a hostile length allocates nothing; what is kept are slices of
+/// the input.
 ///
 /// Only the outer structure is read here. The certificates are handed to
 /// swift-certificates as they are, and the signature to its RSA check. In DER
@@ -23,8 +25,6 @@ struct PKCS7SignedData {
         }
 
         let identity: Identity
-        /// `identity` as encoded, for the chain cache's key.
-        let identityEncoding: ArraySlice<UInt8>
         let digestAlgorithm: ASN1ObjectIdentifier
         /// The signed attributes as signed (DER, a SET), or nil when the
         /// signature is over the content itself (Apple's receipts).
@@ -48,14 +48,19 @@ struct PKCS7SignedData {
     let content: ArraySlice<UInt8>
     /// Each certificate's encoding, in receipt order.
     let certificates: [ArraySlice<UInt8>]
-    /// The certificates' `[0]` as encoded (empty when absent), for the chain cache's key.
-    let certificatesEncoding: ArraySlice<UInt8>
     let signer: Signer
 
-    /// - Throws: `malformed` when the bytes are not a ContentInfo of SignedData,
+    /// - Throws: first a bound of `ReceiptShapeBounds` the receipt exceeds;
+    ///   `malformed` when the bytes are not a ContentInfo of SignedData,
     ///   `unsupportedContent` when its content is not attached `data` or it
-    ///   has other than one signer.
+    ///   has other than one signer; `tooManyCertificates`.
     init(berEncoded bytes: [UInt8]) throws(AppReceiptError) {
+        try ReceiptShapeBounds.check(bytes)
+        self = try Self(withinBounds: bytes)
+        guard certificates.count <= ReceiptShapeBounds.maxCertificates else { throw AppReceiptError.tooManyCertificates }
+    }
+
+    private init(withinBounds bytes: [UInt8]) throws(AppReceiptError) {
         do {
             if let outline = SignedDataOutline(bytes) {
                 self = try Self(outline: outline)
@@ -83,12 +88,10 @@ struct PKCS7SignedData {
             guard try required(nodes.next()).identifier == .set else { throw AppReceiptError.malformed }  // digestAlgorithms
             let content = try Self.attachedData(try required(nodes.next()))
             var certificates: [ArraySlice<UInt8>] = []
-            var certificatesEncoding: ArraySlice<UInt8> = []
             var next = nodes.next()
             if let tagged = next, tagged.identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific) {
                 guard case .constructed(let children) = tagged.content else { throw AppReceiptError.malformed }
                 certificates = children.map(\.encodedBytes)
-                certificatesEncoding = tagged.encodedBytes
                 next = nodes.next()
             }
             if let tagged = next, tagged.identifier == ASN1Identifier(tagWithNumber: 1, tagClass: .contextSpecific) {
@@ -101,9 +104,7 @@ struct PKCS7SignedData {
                 return signers
             }
             guard signers.count == 1 else { throw AppReceiptError.unsupportedContent }
-            return Self(
-                content: content, certificates: certificates, certificatesEncoding: certificatesEncoding,
-                signer: try Signer(berEncoded: signers[0]))
+            return Self(content: content, certificates: certificates, signer: try Signer(berEncoded: signers[0]))
         }
     }
 
@@ -118,16 +119,12 @@ struct PKCS7SignedData {
         guard signers.count == 1 else { throw AppReceiptError.unsupportedContent }
         self.init(
             content: try Self.attachedData(try BER.parse(outline.encapsulatedContent)), certificates: outline.certificates,
-            certificatesEncoding: outline.certificatesElement, signer: try Signer(berEncoded: signers[0]))
+            signer: try Signer(berEncoded: signers[0]))
     }
 
-    private init(
-        content: ArraySlice<UInt8>, certificates: [ArraySlice<UInt8>], certificatesEncoding: ArraySlice<UInt8>,
-        signer: Signer
-    ) {
+    private init(content: ArraySlice<UInt8>, certificates: [ArraySlice<UInt8>], signer: Signer) {
         self.content = content
         self.certificates = certificates
-        self.certificatesEncoding = certificatesEncoding
         self.signer = signer
     }
 
@@ -176,7 +173,7 @@ extension PKCS7SignedData.Signer {
             let signatureAlgorithm = try Self.algorithm(next)
             let signature = try ASN1OctetString(berEncoded: &nodes).bytes
             return Self(
-                identity: identity, identityEncoding: sid.encodedBytes, digestAlgorithm: digestAlgorithm, signedAttributes: signedAttributes,
+                identity: identity, digestAlgorithm: digestAlgorithm, signedAttributes: signedAttributes,
                 signatureAlgorithm: signatureAlgorithm, signature: signature)
         }
     }

@@ -13,8 +13,6 @@
 struct SignedDataOutline {
     /// `EncapsulatedContentInfo`, a SEQUENCE.
     let encapsulatedContent: ArraySlice<UInt8>
-    /// `[0] IMPLICIT CertificateSet` as encoded, empty when absent.
-    let certificatesElement: ArraySlice<UInt8>
     /// Each element of the certificate set, in order.
     let certificates: [ArraySlice<UInt8>]
     /// `version`, an INTEGER.
@@ -55,10 +53,8 @@ struct SignedDataOutline {
             guard let set = Self.content(of: element, tagged: Self.contextZero),
                   let members = Self.elements(in: set)
             else { return nil }
-            certificatesElement = element
             certificates = members
         } else {
-            certificatesElement = []
             certificates = []
         }
         if fields.first?.first == Self.contextOne { fields.removeFirst() }

@@ -1,0 +1,1 @@
+../../Tests/AppReceiptTests/CraftedReceipts.swift
