@@ -116,11 +116,11 @@ final class AppReceiptVerifierTests: XCTestCase {
         XCTAssertThrowsError(try verifier.verify(bytes)) { XCTAssertEqual($0 as? AppReceiptError, .malformed) }
     }
 
-    func testDeepNestingIsMalformed() {
+    func testDeepNestingIsRefusedByItsBound() {
         let depth = 10_000
         let bytes = Array(repeating: [UInt8]([0x30, 0x80]), count: depth).flatMap { $0 }
             + Array(repeating: [UInt8]([0x00, 0x00]), count: depth).flatMap { $0 }
-        XCTAssertThrowsError(try verifier.verify(bytes)) { XCTAssertEqual($0 as? AppReceiptError, .malformed) }
+        XCTAssertThrowsError(try verifier.verify(bytes)) { XCTAssertEqual($0 as? AppReceiptError, .nestedTooDeep) }
     }
 
     func testAChainIsValidatedOnceAndOnlyAfterItsSignatureChecked() throws {
@@ -155,6 +155,7 @@ final class AppReceiptVerifierTests: XCTestCase {
         XCTAssertEqual(AppReceiptError.allCases.map(\.rawValue), [
             "malformed", "unsupportedContent", "missingCertificate", "untrustedChain", "missingMarkerOID",
             "unsupportedSignature", "badSignature", "invalidPayload", "expiredAtCreationDate", "unsupportedEnvironment",
+            "tooManyNodes", "tooManyPieces", "nestedTooDeep", "tooManyCertificates",
         ])
         // The same name as the JWS refusal of the same check, in the same audit column.
         for shared in ["malformed", "untrustedChain", "missingMarkerOID", "badSignature"] {

@@ -12,7 +12,6 @@ final class SignedDataOutlineTests: XCTestCase {
             let receipt = try AppReceiptFixtures.realReceipt(name)
             let outline = try XCTUnwrap(SignedDataOutline(receipt), name)
             XCTAssertEqual(outline.certificates.count, 3, name)
-            XCTAssertEqual(outline.certificatesElement.first, 0xA0, name)
             for certificate in outline.certificates {
                 XCTAssertNoThrow(try Certificate(derEncoded: certificate), name)
             }
