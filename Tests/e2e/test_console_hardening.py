@@ -101,8 +101,10 @@ def test_many_names_failing_behind_one_address_slow_it_but_lock_no_one(db):
     """Twenty failed logins behind one NAT or VPN address used to lock every login from it."""
     shared = new_address()
     colleague = add_staff("viewer")
-    for _ in range(20):
-        assert console_login(f"nobody-{uuid.uuid4().hex[:8]}", "wrong password!", shared).status == 403
+    for _ in range(19):   # as the console writes them, without 19 scrypt runs
+        db.execute("INSERT INTO staff_login_failures (name, client_ip, failed_at) VALUES (%s, %s, UTC_TIMESTAMP(3))",
+                   f"nobody-{uuid.uuid4().hex[:8]}", shared)
+    assert console_login(f"nobody-{uuid.uuid4().hex[:8]}", "wrong password!", shared).status == 403
     logs_in_within(colleague, shared)
 
 
