@@ -45,9 +45,8 @@ public struct LookupShares: Sendable {
     public let perAddress: Int
     private var byUser: [String: Int] = [:]
     private var byNetwork: [String: Int] = [:]
-    /// The look-ups recorded, in the order taken, from `head`.
-    private var taken: [(requester: Requester, atMs: Int64)] = []
-    private var head = 0
+    /// The look-ups recorded, in the order taken.
+    private var taken = OldestFirstQueue<(requester: Requester, atMs: Int64)>()
 
     /// The shares of a budget of `perMinute`: a tenth for a user, half for an address (at least one each).
     public init(perMinute: Int) {
@@ -80,18 +79,10 @@ public struct LookupShares: Sendable {
     public var remembered: (users: Int, networks: Int) { (byUser.count, byNetwork.count) }
 
     private mutating func forgetExpired(atMs now: Int64) {
-        while head < taken.count, now - taken[head].atMs >= TransactionLookupBudget.windowMs {
-            let requester = taken[head].requester
+        while let oldest = taken.first, now - oldest.atMs >= TransactionLookupBudget.windowMs {
+            let requester = taken.removeFirst().requester
             Self.decrement(&byUser, requester.user)
             if let network = requester.network { Self.decrement(&byNetwork, network) }
-            head += 1
-        }
-        if head == taken.count {
-            taken.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head > 1024, head * 2 > taken.count {
-            taken.removeFirst(head)
-            head = 0
         }
     }
 

@@ -16,8 +16,7 @@ public struct UnknownTransactionIDs: Sendable {
     /// Until when each id is remembered.
     private var expiries: [String: Int64] = [:]
     /// The ids in the order they were learned (an id learned again appears twice).
-    private var learned: [(id: String, expiresAtMs: Int64)] = []
-    private var head = 0
+    private var learned = OldestFirstQueue<(id: String, expiresAtMs: Int64)>()
 
     public init(capacity: Int) {
         precondition(capacity > 0, "room for at least one id")
@@ -45,22 +44,14 @@ public struct UnknownTransactionIDs: Sendable {
     }
 
     private mutating func forgetExpired(atMs now: Int64) {
-        while head < learned.count, learned[head].expiresAtMs <= now {
+        while let oldest = learned.first, oldest.expiresAtMs <= now {
             forgetOldest()
         }
     }
 
     /// Drops the oldest entry, and its id unless it was learned again since.
     private mutating func forgetOldest() {
-        let (id, expiresAtMs) = learned[head]
+        let (id, expiresAtMs) = learned.removeFirst()
         if expiries[id] == expiresAtMs { expiries[id] = nil }
-        head += 1
-        if head == learned.count {
-            learned.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head > 1024, head * 2 > learned.count {
-            learned.removeFirst(head)
-            head = 0
-        }
     }
 }
