@@ -43,7 +43,7 @@ public enum StateExplanation {
         case "pending": sent = "Our answer to Apple is waiting to be sent."
         case "sent": sent = "Our answer (delivery and consumption) reached Apple."
         case "no_consent": sent = "Nothing was sent: the player had not consented to share consumption data."
-        case "expired": sent = "Apple's 12 hours passed before our answer was accepted."
+        case "expired": sent = "No answer of ours was accepted in time: Apple's 12 hours passed, or Apple decided first."
         case "failed": sent = "Apple refused our answer (see the error)."
         default: sent = "Status \(status)."
         }
