@@ -10,7 +10,8 @@ Control port:
                              "transaction": {signed_data.transaction() fields: product_id, transaction_id,
                              app_account_token, revocation_ms, environment, ...; and revocation_reason,
                              revocation_type, revocation_percentage for a partial refund: REFUND with
-                             "revocation_type": "REFUND_PRORATED", "revocation_percentage": 40000} or null (TEST)}
+                             "revocation_type": "REFUND_PRORATED", "revocation_percentage": 40000} or null (TEST),
+                             "renewal_info"? (subscriptions: see subscription_notifications.py)}
       Signs the transaction and the notification around it with the test StoreKit PKI and POSTs
       {"signedPayload"} to url from a thread of its own; answers at once with {"notification_uuid",
       "transaction_id", "signed_payload"}. A failed attempt (no answer within 10 s, or not 2xx) is sent
@@ -33,6 +34,7 @@ import urllib.request
 import uuid
 
 import signed_data
+import subscription_notifications
 
 HISTORY_PATH = "/inApps/v1/notifications/history"
 CONTROL_PREFIX = "/notifications/"
@@ -46,12 +48,14 @@ REVOCATION_FIELDS = {"revocation_reason": "revocationReason", "revocation_type":
 
 def notification(notification_type, signed_transaction_info=None, *, subtype=None, notification_uuid=None,
                  signed_ms=None, bundle_id="com.example.game", environment="Production",
-                 consumption_request_reason=None):
+                 consumption_request_reason=None, signed_renewal_info=None):
     """A notification payload as Apple writes it (responseBodyV2DecodedPayload). A CONSUMPTION_REQUEST
     carries data.consumptionRequestReason (Apple leaves it out when the customer gave none)."""
     data = {"appAppleId": 1234567890, "bundleId": bundle_id, "bundleVersion": "1", "environment": environment}
     if signed_transaction_info is not None:
         data["signedTransactionInfo"] = signed_transaction_info
+    if signed_renewal_info is not None:
+        data["signedRenewalInfo"] = signed_renewal_info
     if consumption_request_reason is not None:
         data["consumptionRequestReason"] = consumption_request_reason
     payload = {"notificationType": notification_type, "notificationUUID": notification_uuid or str(uuid.uuid4()),
@@ -61,10 +65,13 @@ def notification(notification_type, signed_transaction_info=None, *, subtype=Non
     return payload
 
 
-def signed_notification(certs, notification_type, transaction_payload=None, *, chain="good", **fields):
-    """(signedPayload, payload): the transaction (a signed_data.transaction() dict, or None) signed, put in a
-    notification, and that signed too."""
+def signed_notification(certs, notification_type, transaction_payload=None, *, chain="good", renewal_payload=None,
+                        **fields):
+    """(signedPayload, payload): the transaction (a signed_data.transaction() dict, or None) and the renewal info
+    (a signed_data.renewal_info() dict, or None) signed, put in a notification, and that signed too."""
     info = signed_data.sign(transaction_payload, certs, chain=chain) if transaction_payload is not None else None
+    if renewal_payload is not None:
+        fields["signed_renewal_info"] = signed_data.sign(renewal_payload, certs, chain=chain)
     payload = notification(notification_type, info, **fields)
     return signed_data.sign(payload, certs, chain=chain), payload
 
@@ -123,11 +130,22 @@ class Notifications:
             except TypeError as error:
                 raise ValueError(f"transaction: {error}") from None
             payload.update(revocation)
+        renewal_fields = body.get("renewal_info")
+        renewal = None
+        if subscription_notifications.is_subscription(payload, renewal_fields):
+            if not isinstance(renewal_fields, dict | None):
+                raise ValueError("renewal_info is an object of signed_data.renewal_info() fields")
+            try:
+                renewal = subscription_notifications.renewal_info_for(
+                    body["notification_type"], body.get("subtype"), payload, signed_ms=body.get("signed_ms"),
+                    **(renewal_fields or {}))
+            except TypeError as error:
+                raise ValueError(f"renewal_info: {error}") from None
         signed, notified = signed_notification(
             self.certs, body["notification_type"], payload, subtype=body.get("subtype"),
             notification_uuid=body.get("notification_uuid"), signed_ms=body.get("signed_ms"),
             bundle_id=body.get("bundle_id", "com.example.game"), environment=environment,
-            consumption_request_reason=body.get("consumption_request_reason"))
+            consumption_request_reason=body.get("consumption_request_reason"), renewal_payload=renewal)
         entry = {"notification_uuid": notified["notificationUUID"], "notification_type": body["notification_type"],
                  "url": body["url"], "environment": environment, "signed_ms": notified["signedDate"],
                  "transaction_id": payload and payload["transactionId"], "signed_payload": signed,

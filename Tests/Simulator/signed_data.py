@@ -11,6 +11,7 @@ anywhere but in tests: the service trusts it only when IAP_APPLE_ROOT_CA_FILE na
 Command line:
     signed_data.py pki DIR                      make the test PKI in DIR (scripts/make-test-certs does)
     signed_data.py transaction PRODUCT [...]    print a signed transaction (see --help)
+    signed_data.py renewal-info ORIGINAL_ID PRODUCT [...]   print a subscription's signed renewal info
     signed_data.py decode JWS                   print a JWS's header and payload, unverified
 """
 import argparse
@@ -30,7 +31,7 @@ from cryptography.x509.oid import NameOID
 
 import pki_files
 
-__all__ = ["make_pki", "transaction", "sign", "CHAINS", "ENVIRONMENTS", "TYPES"]
+__all__ = ["make_pki", "transaction", "renewal_info", "sign", "CHAINS", "ENVIRONMENTS", "TYPES"]
 
 INTERMEDIATE_MARKER_OID = x509.ObjectIdentifier("1.2.840.113635.100.6.2.1")
 LEAF_MARKER_OID = x509.ObjectIdentifier("1.2.840.113635.100.6.11.1")
@@ -180,8 +181,10 @@ def sign(payload, directory, chain="good", signing_key=None):
 
 def transaction(product_id, *, transaction_id=None, original_transaction_id=None, bundle_id="com.example.game",
                 environment="Production", app_account_token=None, quantity=1, type="Consumable",
-                purchase_ms=None, signed_ms=None, revocation_ms=None, price=990, currency="USD"):
-    """A transaction payload as Apple writes it (numbers, not strings; dates in ms since 1970)."""
+                purchase_ms=None, signed_ms=None, revocation_ms=None, price=990, currency="USD", expires_ms=None):
+    """A transaction payload as Apple writes it (numbers, not strings; dates in ms since 1970). With
+    `expires_ms`, a period of an auto-renewable subscription: expiresDate, webOrderLineItemId and
+    subscriptionGroupIdentifier as Apple adds them."""
     if environment not in ENVIRONMENTS:
         raise ValueError(f"environment must be one of {', '.join(ENVIRONMENTS)}")
     now = int(time.time()) * 1000
@@ -196,9 +199,37 @@ def transaction(product_id, *, transaction_id=None, original_transaction_id=None
                "price": price, "currency": currency}
     if app_account_token:
         payload["appAccountToken"] = str(uuid.UUID(app_account_token))
+    if expires_ms:
+        payload.update(expiresDate=expires_ms, webOrderLineItemId=str(3000000000000000 + uuid.uuid4().int % 10 ** 15),
+                       subscriptionGroupIdentifier="21000001")
+        if payload["transactionId"] != payload["originalTransactionId"]:
+            payload["transactionReason"] = "RENEWAL"
     if revocation_ms:
         payload.update(revocationDate=revocation_ms, revocationReason=0, revocationType="REFUND_FULL",
                        revocationPercentage=100000)
+    return payload
+
+
+def renewal_info(original_transaction_id, product_id, *, auto_renew_product_id=None, auto_renew=True,
+                 expiration_intent=None, grace_period_expires_ms=None, billing_retry=False, renewal_ms=None,
+                 signed_ms=None, environment="Production"):
+    """A subscription's renewal info as Apple writes it (JWSRenewalInfoDecodedPayload): what renews next and
+    why it may not. expiration_intent: 1 cancelled, 2 billing error, 3 no consent to a price increase,
+    4 product not for sale, 5 other."""
+    if environment not in ENVIRONMENTS:
+        raise ValueError(f"environment must be one of {', '.join(ENVIRONMENTS)}")
+    now = int(time.time()) * 1000
+    payload = {"originalTransactionId": str(original_transaction_id), "productId": product_id,
+               "autoRenewProductId": auto_renew_product_id or product_id, "autoRenewStatus": 1 if auto_renew else 0,
+               "isInBillingRetryPeriod": bool(billing_retry), "signedDate": signed_ms or now,
+               "environment": environment, "recentSubscriptionStartDate": now, "currency": "USD",
+               "renewalPrice": 4990}
+    if renewal_ms:
+        payload["renewalDate"] = renewal_ms
+    if expiration_intent is not None:
+        payload["expirationIntent"] = expiration_intent
+    if grace_period_expires_ms:
+        payload["gracePeriodExpiresDate"] = grace_period_expires_ms
     return payload
 
 
@@ -229,7 +260,22 @@ def main(argv=None):
     signed.add_argument("--type", choices=TYPES, default="Consumable")
     signed.add_argument("--signed-date", type=int, metavar="MS", help="ms since 1970 (default: now)")
     signed.add_argument("--revoked", action="store_true", help="a refunded transaction (revocationDate now)")
+    signed.add_argument("--expires", type=int, metavar="MS", help="a subscription period ending then (ms since 1970)")
     signed.add_argument("--json", action="store_true", help="print the payload too, as JSON {jws, payload}")
+
+    renewal = commands.add_parser("renewal-info", help="print a subscription's signed renewal info (JWS)")
+    renewal.add_argument("original_transaction_id", metavar="ORIGINAL_ID")
+    renewal.add_argument("product", metavar="PRODUCT", help="the product of the current period")
+    renewal.add_argument("--certs", default=default_certs, metavar="DIR", help="the test PKI (as for transaction)")
+    renewal.add_argument("--chain", choices=sorted(CHAINS), default="good")
+    renewal.add_argument("--auto-renew-product-id", metavar="PRODUCT", help="the next period's (default: PRODUCT)")
+    renewal.add_argument("--auto-renew-off", action="store_true", help="the player turned renewal off")
+    renewal.add_argument("--expiration-intent", type=int, choices=range(1, 6))
+    renewal.add_argument("--grace-period-expires", type=int, metavar="MS", help="in a billing grace period until then")
+    renewal.add_argument("--billing-retry", action="store_true", help="Apple is retrying the renewal's payment")
+    renewal.add_argument("--environment", choices=ENVIRONMENTS, default="Production")
+    renewal.add_argument("--signed-date", type=int, metavar="MS", help="ms since 1970 (default: now)")
+    renewal.add_argument("--json", action="store_true", help="print the payload too, as JSON {jws, payload}")
 
     decode = commands.add_parser("decode", help="print a JWS's header and payload (nothing is verified)")
     decode.add_argument("jws", metavar="JWS", help="the JWS, or - to read it from standard input")
@@ -242,9 +288,18 @@ def main(argv=None):
                               original_transaction_id=args.original_transaction_id, bundle_id=args.bundle_id,
                               environment=args.environment, app_account_token=args.app_account_token,
                               quantity=args.quantity, type=args.type, signed_ms=args.signed_date,
-                              revocation_ms=int(time.time()) * 1000 if args.revoked else None)
+                              revocation_ms=int(time.time()) * 1000 if args.revoked else None,
+                              expires_ms=args.expires)
         key = ec.generate_private_key(ec.SECP256R1()) if args.forged else None
         jws = sign(payload, args.certs, chain=args.chain, signing_key=key)
+        print(json.dumps({"jws": jws, "payload": payload}) if args.json else jws)
+    elif args.command == "renewal-info":
+        payload = renewal_info(args.original_transaction_id, args.product,
+                               auto_renew_product_id=args.auto_renew_product_id, auto_renew=not args.auto_renew_off,
+                               expiration_intent=args.expiration_intent,
+                               grace_period_expires_ms=args.grace_period_expires, billing_retry=args.billing_retry,
+                               environment=args.environment, signed_ms=args.signed_date)
+        jws = sign(payload, args.certs, chain=args.chain)
         print(json.dumps({"jws": jws, "payload": payload}) if args.json else jws)
     else:
         text = sys.stdin.read().strip() if args.jws == "-" else args.jws
