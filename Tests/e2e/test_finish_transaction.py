@@ -245,10 +245,10 @@ def test_a_transaction_id_that_is_not_digits_is_never_sent_and_ends_given_up(db,
         return row is None or row["last_error"] is not None
     wait_until(recorded, DEADLINE_S, "the crafted row's outcome recorded")
 
+    assert finish_calls(simulator, victim) == [] and finish_calls(simulator, crafted) == []
     row = outbox_row(db, crafted)
     assert row is not None and row["last_error"] == "never sent: the transaction id is not decimal digits", row
     assert (row["attempts"], row["lease_expires_at"]) == (0, None), row
     assert row["next_attempt_at"].year == 9999, "never due again, and not deleted: the operator sees it"
-    assert finish_calls(simulator, victim) == [] and finish_calls(simulator, crafted) == []
     assert delta(before, scrape(), "iap_transaction_finishes_total", result="invalid_id") == 1
     db.execute("DELETE FROM transaction_finishes WHERE transaction_id = %s", crafted)
