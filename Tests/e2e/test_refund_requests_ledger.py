@@ -219,6 +219,27 @@ def test_refund_declined_records_declined_and_changes_nothing_else(api, db):
     assert (row["outcome"], row["outcome_at"]) == ("refunded", utc(asked_ms + 40_000))
 
 
+def test_apple_asking_again_after_its_decision_is_a_new_request(api, db):
+    """A decided request is never answered (the sender closes it), so asking again cannot reuse it."""
+    user = new_user_id()
+    payload, order_id = deliver_by_verify(api, db, user)
+    asked_ms = now_ms() - 60_000
+    ask(api, payload, asked_ms, reason="UNINTENDED_PURCHASE")
+    send(api, "REFUND_DECLINED", payload, signed_ms=asked_ms + 20_000)
+    [decided] = requests_of(db, payload["transactionId"])
+
+    ask(api, payload, asked_ms + 10_000, reason="LEGAL")   # signed before the decision: part of that request
+    assert requests_of(db, payload["transactionId"]) == [decided]
+    ask(api, payload, asked_ms + 30_000, reason="OTHER")
+    first, second = requests_of(db, payload["transactionId"])
+    assert first == decided and (first["outcome"], first["reason"]) == ("declined", "UNINTENDED_PURCHASE")
+    assert (second["status"], second["outcome"], second["reason"], second["user_id"]) == (
+        "pending", None, "OTHER", user)
+    assert second["event_id"] not in (None, first["event_id"])
+    assert events_of(db, payload["transactionId"]) == [
+        ("delivered", user, order_id), ("refund_requested", user, order_id), ("refund_requested", user, order_id)]
+
+
 def test_a_decision_without_a_request_writes_no_row(api, db):
     user = new_user_id()
     payload, _ = deliver_by_verify(api, db, user)
