@@ -237,3 +237,17 @@ def test_logins_and_logouts_are_audited(db):
     assert [(row["action"], row["target"], row["client_ip"]) for row in rows] == [
         ("login", name, "127.0.0.1"), ("logout", name, "127.0.0.1")], rows
 
+
+
+def test_an_apple_that_does_not_answer_ends_the_order_lookup(simulator):
+    """Look Up Order ID on the console's thread ends at the deadline a verification has (3 x
+    IAP_APPLE_TIMEOUT_MS + 10 s) at the latest, with the page saying Apple's lookup failed."""
+    viewer = add_staff("viewer")
+    apple_order = register_order(simulator, [register_transaction(simulator)["transaction_id"]])
+    simulator.control(latency_ms=120_000)
+    client, _ = session_client(viewer)
+    started = time.monotonic()
+    page = client.get(console_url() + f"/console/lookup?order={apple_order}", timeout=120)
+    took = time.monotonic() - started
+    assert page.status_code == 200 and "lookup failed (unavailable)" in page.text, page.text[:800]
+    assert took < 3 * int(os.environ.get("IAP_APPLE_TIMEOUT_MS", "15000")) / 1000 + 11, took

@@ -37,12 +37,10 @@ struct ConsoleActions {
                     name: request.target, role: role, password: request.password, by: actor)
             case .staffDisable:
                 return try StaffStore(connection: connection).disable(name: request.target, by: actor)
-            case .redeliverEvent, .sendRefundAnswer, .reviewVersion, .sandboxUsers:
-                return try connection.transaction {
-                    let change = try change(request)
-                    try audit.record(action, userID: change.userID, target: request.target, result: change.result)
-                    return change.result
-                }
+            case .redeliverEvent: return try audited(action, request, audit) { try redeliverEvent(request.target) }
+            case .sendRefundAnswer: return try audited(action, request, audit) { try sendRefundAnswer(request.target) }
+            case .reviewVersion: return try audited(action, request, audit) { try setReviewVersion(request.value) }
+            case .sandboxUsers: return try audited(action, request, audit) { try setSandboxUsers(request.value) }
             }
         } catch let failure as StaffStore.Failure {
             return try recordedAlone(action, request, "refused: \(failure.description)", audit)
@@ -55,37 +53,51 @@ struct ConsoleActions {
         return result
     }
 
-    /// What an action of one statement did, and whose rows it changed (nil: no player's).
-    private func change(_ request: Request) throws -> (result: String, userID: String?) {
-        switch request.action {
-        case .redeliverEvent:
-            guard let eventID = UInt64(request.target) else { return ("refused: not an event id", nil) }
-            let owner = try ownerOf("SELECT user_id FROM events WHERE event_id = ?", Int64(eventID))
-            switch try EventRedelivery.redeliver(eventID: eventID, connection) {
-            case .pending: return ("event \(eventID) pending: the webhook sends it again", owner)
-            case .noSuchEvent: return ("no event \(eventID)", nil)
-            case .stillSending(let status): return ("event \(eventID) is \(status): still being sent, nothing done", owner)
-            }
-        case .sendRefundAnswer:
-            guard let requestID = UInt64(request.target) else { return ("refused: not a request id", nil) }
-            let owner = try ownerOf("SELECT user_id FROM consumption_requests WHERE request_id = ?", Int64(requestID))
-            return ("refund request \(requestID): \(try RefundAnswerNow.queue(requestID: requestID, connection).rawValue)", owner)
-        case .reviewVersion:
-            if request.value.isEmpty {
-                try Setting.write("review_version", "", connection)
-                return ("review version cleared", nil)
-            }
-            if let problem = Setting.reviewVersionProblem(request.value) { return ("refused: \(problem)", nil) }
-            try Setting.write("review_version", request.value, connection)
-            return ("review version set to \(request.value)", nil)
-        case .sandboxUsers:
-            let users = request.value.split(separator: ",").map(String.init)
-            if let problem = users.lazy.compactMap(Setting.sandboxUserProblem).first { return ("refused: \(problem)", nil) }
-            try Setting.writeSandboxUsers(users, connection)
-            return ("sandbox users set to \(users.joined(separator: ","))", nil)
-        case .deliverLookup, .staffAdd, .staffDisable:
-            preconditionFailure("\(request.action) has its own transactions")
+    /// What `change` did, and whose rows it changed (nil: no player's).
+    private typealias Change = (result: String, userID: String?)
+
+    /// `change` and its row, in one database transaction.
+    private func audited(
+        _ action: AuditAction, _ request: Request, _ audit: StaffAudit, _ change: () throws -> Change
+    ) throws -> String {
+        try connection.transaction {
+            let done = try change()
+            try audit.record(action, userID: done.userID, target: request.target, result: done.result)
+            return done.result
         }
+    }
+
+    private func redeliverEvent(_ target: String) throws -> Change {
+        guard let eventID = UInt64(target) else { return ("refused: not an event id", nil) }
+        let owner = try ownerOf("SELECT user_id FROM events WHERE event_id = ?", Int64(eventID))
+        switch try EventRedelivery.redeliver(eventID: eventID, connection) {
+        case .pending: return ("event \(eventID) pending: the webhook sends it again", owner)
+        case .noSuchEvent: return ("no event \(eventID)", nil)
+        case .stillSending(let status): return ("event \(eventID) is \(status): still being sent, nothing done", owner)
+        }
+    }
+
+    private func sendRefundAnswer(_ target: String) throws -> Change {
+        guard let requestID = UInt64(target) else { return ("refused: not a request id", nil) }
+        let owner = try ownerOf("SELECT user_id FROM consumption_requests WHERE request_id = ?", Int64(requestID))
+        return ("refund request \(requestID): \(try RefundAnswerNow.queue(requestID: requestID, connection).rawValue)", owner)
+    }
+
+    private func setReviewVersion(_ value: String) throws -> Change {
+        if value.isEmpty {
+            try Setting.write("review_version", "", connection)
+            return ("review version cleared", nil)
+        }
+        if let problem = Setting.reviewVersionProblem(value) { return ("refused: \(problem)", nil) }
+        try Setting.write("review_version", value, connection)
+        return ("review version set to \(value)", nil)
+    }
+
+    private func setSandboxUsers(_ value: String) throws -> Change {
+        let users = value.split(separator: ",").map(String.init)
+        if let problem = users.lazy.compactMap(Setting.sandboxUserProblem).first { return ("refused: \(problem)", nil) }
+        try Setting.writeSandboxUsers(users, connection)
+        return ("sandbox users set to \(users.joined(separator: ","))", nil)
     }
 
     /// The player a row belongs to, read under the lock the change takes on it.
