@@ -350,3 +350,20 @@ def lock_waiting_queries(containing):
     pattern = "%" + containing.replace("\\", "\\\\").replace("'", "''") + "%"
     return [row[0] for row in root_sql("SELECT trx_query FROM information_schema.INNODB_TRX"
                                        f" WHERE trx_state = 'LOCK WAIT' AND trx_query LIKE '{pattern}'")]
+
+
+# --- a browser ---------------------------------------------------------------------
+
+def headless_chromium():
+    """Debian's Chromium, headless, driven by selenium through Debian's chromium-driver; the test stack's
+    TLS certificates are accepted (they are signed by the stack's own test CA). The caller quits it."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    options = webdriver.ChromeOptions()
+    options.binary_location = "/usr/bin/chromium"
+    for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--ignore-certificate-errors",
+                     "--window-size=1400,1000", "--disable-gpu"):
+        options.add_argument(argument)
+    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    driver.set_page_load_timeout(60)
+    return driver
