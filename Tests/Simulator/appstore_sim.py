@@ -875,8 +875,9 @@ class AppleSite:
         self.simulator.stats.opened(connection.protocol)
 
     def connection_lost(self, connection):
-        self.simulator.connections.discard(connection)
-        self.simulator.stats.closed(connection.protocol)
+        if connection in self.simulator.connections:   # not already counted closed when closing it
+            self.simulator.connections.discard(connection)
+            self.simulator.stats.closed(connection.protocol)
 
     def handle(self, exchange, request):
         if finish_api.is_finish(request.path):  # before the Server API's own /inApps/v1/transactions/ prefix
@@ -1041,6 +1042,9 @@ class Simulator:
             if isinstance(connection.site, AppleSite) and connection.idle and transport is not None \
                     and not transport.is_closing():
                 connection.close_politely()
+                # Counted closed now: the TLS transport reports it lost only when the client answers the
+                # close_notify, which an idle client does when it next looks at the connection (or in 30 s).
+                connection.site.connection_lost(connection)
 
     def __init__(self, args):
         self.args = args

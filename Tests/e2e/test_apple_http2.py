@@ -3,7 +3,6 @@ carries calls at once as streams of one connection (AppleClient's MultiplexGate)
 fault as before (a dropped call is a reset stream, not a closed connection), and falls back to a
 connection per call when the server speaks HTTP/1.1 only. The simulator counts verifyReceipt requests
 and open connections per protocol (`GET /stats`)."""
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -21,10 +20,16 @@ def new_receipt(receipts):
 def close_idle_connections(simulator, http2):
     """Sets whether the simulator offers h2; the change closes its idle connections, so the next
     calls make new ones. Then zeroes the counters; returns the connections still open (another
-    thread of the service may have connected again meanwhile), from which `max_` counts start."""
-    simulator.control(http2=not http2)
-    simulator.control(http2=http2)
-    time.sleep(0.5)  # the simulator counts a connection closed once its transport reports it
+    thread of the service may have connected again meanwhile), from which `max_` counts start.
+
+    Each change closes the connections of the protocol it stops (h2 offered: the service takes no
+    HTTP/1.1 connection; not offered: no h2 one), and the simulator counts a connection closed once its
+    transport reports it: that protocol's count falling to 0 says the old connections are gone."""
+    for offered in (not http2, http2):
+        simulator.control(http2=offered)
+        stopped = "http1" if offered else "http2"
+        wait_until(lambda: simulator.stats()[stopped + "_connections"] == 0, 10,
+                   f"the simulator's {stopped} connections closed")
     simulator.reset_stats()
     return simulator.stats()["connections"]
 

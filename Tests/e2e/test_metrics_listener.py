@@ -103,7 +103,7 @@ def test_a_request_sent_a_byte_at_a_time_is_cut_off_at_its_deadline():
     """A byte every 0.2 s never finishes a request head: each read succeeds, so only a deadline for the
     whole request ends it. The scrape beside it is answered meanwhile, and the slow one is closed."""
     dripping = open_connection()
-    stop = threading.Event()
+    stop, sending = threading.Event(), threading.Event()
 
     def drip():
         for byte in b"GET /metrics HTTP/1.1\r\nX-Slow: " + b"x" * 1000:
@@ -113,11 +113,12 @@ def test_a_request_sent_a_byte_at_a_time_is_cut_off_at_its_deadline():
                 dripping.send(bytes([byte]))
             except OSError:   # closed by the server
                 return
+            sending.set()
 
     sender = threading.Thread(target=drip, daemon=True)
     sender.start()
     try:
-        time.sleep(0.5)   # it has begun to send
+        assert sending.wait(SCRAPE_BOUND_S), "the slow request did not start"
         scrape()
         assert_closed_by_server(dripping, "a connection sending a byte every 0.2 s")
     finally:

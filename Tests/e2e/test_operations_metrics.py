@@ -314,8 +314,12 @@ def test_metrics_are_not_served_through_nginx(json_service, api, base_url):
 
 
 def test_json_log_parses_line_by_line_without_secrets(mixed_run, json_service, run_dir):
-    time.sleep(0.5)   # the last answers' lines reach the file
-    text = (run_dir / "logs" / "iap-fcgi.log").read_text()[json_service:]
+    def logged_every_request():
+        """The log since the JSON service began, once it holds every answer's line (written after the answer)."""
+        text = (run_dir / "logs" / "iap-fcgi.log").read_text()[json_service:]
+        return text if text.endswith("\n") and all(i in text for i in mixed_run.request_ids) else None
+
+    text = wait_until(logged_every_request, 10, "an access line for every request of the run")
     lines = [line for line in text.splitlines() if line.strip()]
     # scripts/stack's own lines ("stack: ...") are not the service's; every other line is one JSON object.
     service_lines = [line for line in lines if not line.startswith("stack: ")]
