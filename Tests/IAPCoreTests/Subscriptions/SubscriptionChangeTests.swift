@@ -40,6 +40,14 @@ final class SubscriptionChangeTests: XCTestCase {
             renewalInfo: info)!
     }
 
+    /// The row `change` makes of `stored`, and whether the game hears of it; nil when it makes none.
+    private func applied(
+        _ change: SubscriptionChange, to stored: SubscriptionState?
+    ) -> (chain: SubscriptionState, notifiesGame: Bool)? {
+        guard case .changed(let chain, let notifiesGame) = change.outcome(from: stored) else { return nil }
+        return (chain, notifiesGame)
+    }
+
     /// The state after `changes`, applied in the order given, each to what the one before left.
     private func state(after changes: [SubscriptionChange]) -> SubscriptionState? {
         var state: SubscriptionState?
@@ -47,6 +55,11 @@ final class SubscriptionChangeTests: XCTestCase {
             if case .changed(let next, _) = change.outcome(from: state) { state = next }
         }
         return state
+    }
+
+    /// Subscribed on day 0, renewed on day 30: period 1 (transaction "101") is the latest.
+    private var renewedOnce: SubscriptionState {
+        state(after: [subscribed, notified("DID_RENEW", signedOnDay: 30, period(1))])!
     }
 
     private var subscribed: SubscriptionChange {
@@ -82,10 +95,8 @@ final class SubscriptionChangeTests: XCTestCase {
 
     // MARK: the table
 
-    func testSubscribedStartsAnActiveChainUntilItsPeriodEnds() {
-        guard case .changed(let chain, let notifiesGame) = subscribed.outcome(from: nil) else {
-            return XCTFail("a new chain")
-        }
+    func testSubscribedStartsAnActiveChainUntilItsPeriodEnds() throws {
+        let (chain, notifiesGame) = try XCTUnwrap(applied(subscribed, to: nil), "a new chain")
         XCTAssertTrue(notifiesGame)
         XCTAssertEqual(chain.status, .active)
         XCTAssertEqual(chain.expiresAt, start + 30 * day)
@@ -96,10 +107,9 @@ final class SubscriptionChangeTests: XCTestCase {
     }
 
     func testRenewalMovesTheExpiryToTheNewPeriodsEnd() {
-        let chain = state(after: [subscribed, notified("DID_RENEW", signedOnDay: 30, period(1))])
-        XCTAssertEqual(chain?.status, .active)
-        XCTAssertEqual(chain?.expiresAt, start + 60 * day)
-        XCTAssertEqual(chain?.latestTransactionID, "101")
+        XCTAssertEqual(renewedOnce.status, .active)
+        XCTAssertEqual(renewedOnce.expiresAt, start + 60 * day)
+        XCTAssertEqual(renewedOnce.latestTransactionID, "101")
     }
 
     func testAFailedRenewalWithoutGraceIsBillingRetryAndNotEntitled() {
@@ -117,24 +127,20 @@ final class SubscriptionChangeTests: XCTestCase {
         XCTAssertEqual(fromInfo?.expirationIntent, .productNotForSale)
     }
 
-    func testRenewalStatusChangeKeepsTheStatusAndTakesAutoRenewalFromTheRenewalInfo() {
+    func testRenewalStatusChangeKeepsTheStatusAndTakesAutoRenewalFromTheRenewalInfo() throws {
         let off = notified("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", signedOnDay: 10, period(0),
                            renewalInfo(autoRenews: false))
-        guard case .changed(let chain, let notifiesGame) = off.outcome(from: state(after: [subscribed])) else {
-            return XCTFail("a change")
-        }
+        let (chain, notifiesGame) = try XCTUnwrap(applied(off, to: state(after: [subscribed])), "a change")
         XCTAssertTrue(notifiesGame, "auto_renew is in the game's event")
         XCTAssertEqual(chain.status, .active)
         XCTAssertEqual(chain.autoRenews, false)
         XCTAssertEqual(chain.expiresAt, start + 30 * day)
     }
 
-    func testADowngradeChangesOnlyWhatRenewsNext() {
+    func testADowngradeChangesOnlyWhatRenewsNext() throws {
         let downgrade = notified("DID_CHANGE_RENEWAL_PREF", "DOWNGRADE", signedOnDay: 10, period(0),
                                  renewalInfo(next: "vip_basic"))
-        guard case .changed(let chain, let notifiesGame) = downgrade.outcome(from: state(after: [subscribed])) else {
-            return XCTFail("a change")
-        }
+        let (chain, notifiesGame) = try XCTUnwrap(applied(downgrade, to: state(after: [subscribed])), "a change")
         XCTAssertFalse(notifiesGame, "status, expiry and auto-renewal are as they were")
         XCTAssertEqual(chain.productID, "vip_monthly")
         XCTAssertEqual(chain.autoRenewProductID, "vip_basic")
@@ -176,23 +182,17 @@ final class SubscriptionChangeTests: XCTestCase {
         XCTAssertEqual(renewal.outcome(from: chain), .stale)
     }
 
-    func testARefundOfTheLatestPeriodRevokesTheChain() {
-        let renewed = state(after: [subscribed, notified("DID_RENEW", signedOnDay: 30, period(1))])!
+    func testARefundOfTheLatestPeriodRevokesTheChain() throws {
         let refund = notified("REFUND", signedOnDay: 35, period(1, revokedOn: start + 35 * day))
-        guard case .changed(let chain, let notifiesGame) = refund.outcome(from: renewed) else {
-            return XCTFail("a change")
-        }
+        let (chain, notifiesGame) = try XCTUnwrap(applied(refund, to: renewedOnce), "a change")
         XCTAssertTrue(notifiesGame)
         XCTAssertEqual(chain.status, .revoked)
         XCTAssertFalse(chain.isEntitled(at: start + 36 * day))
     }
 
-    func testARefundOfAnOlderPeriodLeavesTheChainActive() {
-        let renewed = state(after: [subscribed, notified("DID_RENEW", signedOnDay: 30, period(1))])!
+    func testARefundOfAnOlderPeriodLeavesTheChainActive() throws {
         let refund = notified("REFUND", signedOnDay: 35, period(0, revokedOn: start + 35 * day))
-        guard case .changed(let chain, let notifiesGame) = refund.outcome(from: renewed) else {
-            return XCTFail("its date is the chain's last")
-        }
+        let (chain, notifiesGame) = try XCTUnwrap(applied(refund, to: renewedOnce), "its date is the chain's last")
         XCTAssertFalse(notifiesGame)
         XCTAssertEqual(chain.status, .active)
         XCTAssertEqual(chain.latestTransactionID, "101")
@@ -208,15 +208,13 @@ final class SubscriptionChangeTests: XCTestCase {
         XCTAssertEqual(chain?.expiresAt, start + 60 * day)
     }
 
-    func testAnUpgradeWithinTheGroupStartsTheNewProductsPeriodAtOnce() {
+    func testAnUpgradeWithinTheGroupStartsTheNewProductsPeriodAtOnce() throws {
         let upgraded = SubscriptionPeriod(
             transactionID: "150", originalTransactionID: "100", productID: "vip_premium",
             purchaseDate: start + 10 * day, expiresDate: start + 40 * day, environment: "Production")
         let upgrade = notified("DID_CHANGE_RENEWAL_PREF", "UPGRADE", signedOnDay: 10, upgraded,
                                renewalInfo(next: "vip_premium"))
-        guard case .changed(let chain, let notifiesGame) = upgrade.outcome(from: state(after: [subscribed])) else {
-            return XCTFail("a change")
-        }
+        let (chain, notifiesGame) = try XCTUnwrap(applied(upgrade, to: state(after: [subscribed])), "a change")
         XCTAssertTrue(notifiesGame, "the expiry moved")
         XCTAssertEqual(chain.productID, "vip_premium")
         XCTAssertEqual(chain.latestTransactionID, "150")
@@ -224,9 +222,7 @@ final class SubscriptionChangeTests: XCTestCase {
         XCTAssertEqual(chain.autoRenewProductID, "vip_premium")
         // The upgraded-from period, revoked by the upgrade, seen later in a receipt: an older period.
         let replaced = SubscriptionChange.periodSeen(period(0, revokedOn: start + 11 * day))
-        guard case .changed(let after, let notifiesGameAgain) = replaced.outcome(from: chain) else {
-            return XCTFail("its date is the chain's last")
-        }
+        let (after, notifiesGameAgain) = try XCTUnwrap(applied(replaced, to: chain), "its date is the chain's last")
         XCTAssertFalse(notifiesGameAgain)
         XCTAssertEqual(after.status, .active)
         XCTAssertEqual(after.productID, "vip_premium")
@@ -269,15 +265,14 @@ final class SubscriptionChangeTests: XCTestCase {
 
     // MARK: periods seen in receipts and JWS
 
-    func testANewerPeriodInAReceiptRenewsAChainInBillingRetry() {
+    func testANewerPeriodInAReceiptRenewsAChainInBillingRetry() throws {
         let retrying = state(after: [subscribed, notified("DID_FAIL_TO_RENEW", signedOnDay: 30, period(0))])!
         // Billing recovered on day 34; the app posts the new period before any notification says so.
         let recovered = SubscriptionPeriod(
             transactionID: "101", originalTransactionID: "100", productID: "vip_monthly",
             purchaseDate: start + 34 * day, expiresDate: start + 64 * day, environment: "Production")
-        guard case .changed(let chain, let notifiesGame) = SubscriptionChange.periodSeen(recovered)
-            .outcome(from: retrying)
-        else { return XCTFail("a change") }
+        let seen = SubscriptionChange.periodSeen(recovered)
+        let (chain, notifiesGame) = try XCTUnwrap(applied(seen, to: retrying), "a change")
         XCTAssertTrue(notifiesGame)
         XCTAssertEqual(chain.status, .active)
         XCTAssertEqual(chain.expiresAt, start + 64 * day)
@@ -286,7 +281,7 @@ final class SubscriptionChangeTests: XCTestCase {
         XCTAssertEqual(notified("DID_FAIL_TO_RENEW", signedOnDay: 32, period(0)).outcome(from: chain), .stale)
         // A failure signed after that purchase stands against a receipt that shows it later.
         let retryingAgain = state(after: [subscribed, notified("DID_FAIL_TO_RENEW", signedOnDay: 35, period(0))])!
-        XCTAssertEqual(SubscriptionChange.periodSeen(recovered).outcome(from: retryingAgain), .stale)
+        XCTAssertEqual(seen.outcome(from: retryingAgain), .stale)
     }
 
     func testAnOldPeriodShownAgainChangesNothingLater() {
@@ -298,23 +293,21 @@ final class SubscriptionChangeTests: XCTestCase {
         XCTAssertEqual(SubscriptionChange.periodSeen(period(0)).outcome(from: expired), .stale)
     }
 
-    func testARefundSeenInAReceiptTakesItsPlaceByItsCancellationDate() {
-        let renewed = state(after: [subscribed, notified("DID_RENEW", signedOnDay: 30, period(1))])!
+    func testARefundSeenInAReceiptTakesItsPlaceByItsCancellationDate() throws {
         let seen = SubscriptionChange.periodSeen(period(1, revokedOn: start + 45 * day))
-        guard case .changed(let chain, _) = seen.outcome(from: renewed) else { return XCTFail("a change") }
+        let (chain, _) = try XCTUnwrap(applied(seen, to: renewedOnce), "a change")
         XCTAssertEqual(chain.status, .revoked)
         XCTAssertEqual(chain.lastSignedDate, start + 45 * day)
     }
 
-    func testRenewalInfoOfAnotherChainIsNotTaken() {
+    func testRenewalInfoOfAnotherChainIsNotTaken() throws {
         let other = try! RenewalInfo(json: [
             "originalTransactionId": .string("999"), "autoRenewStatus": .int(0), "signedDate": .int(1),
             "environment": .string("Production"),
         ])
         let change = notified("DID_CHANGE_RENEWAL_STATUS", signedOnDay: 5, period(0), other)
-        guard case .changed(let chain, let notifiesGame) = change.outcome(from: state(after: [subscribed])) else {
-            return XCTFail("its date is the chain's last")
-        }
+        let (chain, notifiesGame) = try XCTUnwrap(
+            applied(change, to: state(after: [subscribed])), "its date is the chain's last")
         XCTAssertFalse(notifiesGame)
         XCTAssertEqual(chain.autoRenews, true)
     }
