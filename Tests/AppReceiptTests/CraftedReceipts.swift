@@ -6,13 +6,13 @@
 /// and genuine receipts padded without touching what their signature covers.
 /// Each fits a verify request's body under nginx's 2 MiB limit when asked to.
 enum CraftedReceipts {
-    /// The most receipt bytes a verify request carries under nginx's
-    /// `client_max_body_size 2m`: base64 takes 4 bytes for 3, and a little is
-    /// left for the JSON around it.
-    static let bodyLimitBytes = ((2 << 20) - 1024) / 4 * 3
+    /// The most receipt bytes a verify request carries: `receipt_data` is at
+    /// most 1,400,000 base64 characters, within nginx's 2 MiB body.
+    static let bodyLimitBytes = 1_400_000 / 4 * 3
 
     /// No signature and no certificate: a SignedData whose content, in BER
-    /// with indefinite lengths, is split into `count` empty pieces.
+    /// with indefinite lengths, is split into `count` empty pieces (524,000 of
+    /// them fit a request).
     static func emptyPieces(count: Int) -> [UInt8] {
         let pieces = repeated([0x04, 0x00], count)
         let content = indefinite(0x30, dataOID + indefinite(0xA0, indefinite(0x24, pieces)))
