@@ -8,8 +8,8 @@ import MariaDB
 struct Migrate: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Apply the pending SQL migrations.")
 
-    @Option(help: "The folder of numbered .sql files.")
-    var sqlDir = "sql"
+    @Option(help: ArgumentHelp(SQLDirectory.help))
+    var sqlDir: String?
 
     func run() throws {
         let connection = try AdminDatabase.connect(multipleStatements: true)
@@ -38,6 +38,7 @@ struct Migrate: ParsableCommand {
 
     /// Applies the files of `sqlDir` that `schema_migrations` does not list, in name order.
     private func applyPending(_ connection: MariaDBConnection) throws {
+        let sqlDir = SQLDirectory.resolve(sqlDir)
         let applied = Set(try connection.execute("SELECT version FROM schema_migrations").rows.compactMap { $0[0] })
         var count = 0
         for file in try Self.files(in: sqlDir) where !applied.contains(file) {

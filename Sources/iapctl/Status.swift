@@ -14,8 +14,8 @@ struct Status: ParsableCommand {
         abstract: "Show the version, database, migrations, settings, backlog, events, notifications and certificates.",
         discussion: "Reads IAP_DB_* and IAP_APPLE_ROOT_CA_FILE as iap-fcgi does.")
 
-    @Option(help: "The folder of numbered .sql files.")
-    var sqlDir = "sql"
+    @Option(help: ArgumentHelp(SQLDirectory.help))
+    var sqlDir: String?
 
     /// Certificates expiring sooner than this are flagged.
     static let warningDays = 30.0
@@ -59,12 +59,13 @@ struct Status: ParsableCommand {
     }
 
     private func migrationRow(_ connection: MariaDBConnection) throws {
-        let files = (try? Migrate.files(in: sqlDir)) ?? []
+        let sqlDir = SQLDirectory.resolve(sqlDir)
+        let files = try? Migrate.files(in: sqlDir)
         guard try tableExists("schema_migrations", connection) else {
-            return row("migrations", "none applied (no schema_migrations table); \(files.count) in \(sqlDir)/")
+            return row("migrations", "none applied (no schema_migrations table); \(files?.count ?? 0) in \(sqlDir)/")
         }
         let applied = Set(try connection.execute("SELECT version FROM schema_migrations").rows.compactMap { $0[0] })
-        row("migrations", MigrationStatus(applied: applied, files: files).summary)
+        row("migrations", MigrationStatus(applied: applied, files: files, directory: sqlDir).summary)
     }
 
     private func settingsRows(_ connection: MariaDBConnection) throws {

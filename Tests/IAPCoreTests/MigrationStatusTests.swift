@@ -20,3 +20,12 @@ final class MigrationStatusTests: XCTestCase {
             "2 applied, 3 in sql/; pending: 002_b.sql, 003_c.sql (run iapctl migrate); applied but not in sql/: 009_newer.sql")
     }
 }
+
+final class MigrationStatusUnreadableFolderTests: XCTestCase {
+    func testAnUnreadableFolderCallsNoAppliedMigrationUnknown() {
+        let status = MigrationStatus(applied: ["001_a.sql", "002_b.sql"], files: nil, directory: "sql")
+        XCTAssertEqual(status.unknown, [])
+        XCTAssertEqual(status.pending, [])
+        XCTAssertEqual(status.summary, "2 applied; cannot read sql to compare (pass --sql-dir)")
+    }
+}
