@@ -1,7 +1,9 @@
 """The installed package's smoke test (scripts/package-install-test): one request of each kind through
 nginx to the iap-fcgi of the Debian package, checked by its answers and by the rows it left.
 
-Usage: python3 Tests/package/smoke.py BASE_URL [--health-only]
+Usage: python3 Tests/package/smoke.py BASE_URL [--health-only | --traffic STOP_FILE]
+--traffic: orders and health checks one after another until STOP_FILE exists (an upgrade meanwhile);
+any answer other than 201 and 200 is printed and the exit status is 1.
 Reads IAP_RUN (the stack's certificates: the simulator's CA and StoreKit 2 test PKI) and
 IAP_PACKAGE_DB_* (the package's own database on the stack's MariaDB)."""
 import os
@@ -55,11 +57,31 @@ def smoke(api, db):
     ok(f"the signed transaction's events: {events}")
 
 
+def traffic(api, stop_file):
+    """Requests while the service is upgraded and restarted: none may fail (a schema error is a 500)."""
+    answers, failures = 0, []
+    while not os.path.exists(stop_file):
+        for path, send_one, expected in (
+                ("POST /v1/orders", lambda: api.post_json("/v1/orders", {"user_id": new_user_id(), "product_id": PAY_6,
+                                                                        "price": "6.00"}), 201),
+                ("GET /v1/health", lambda: api.get("/v1/health"), 200)):
+            answer = send_one()
+            answers += 1
+            if answer.status_code != expected:
+                failures.append(f"{path}: {answer.status_code} {answer.text[:200]!r}")
+    print(f"  traffic: {answers} answers, {len(failures)} unexpected", flush=True)
+    for failure in failures[:10]:
+        print(f"    {failure}")
+    return not failures
+
+
 def main():
     api = Api(sys.argv[1])
     if sys.argv[2:] == ["--health-only"]:
         health(api)
         return
+    if sys.argv[2:3] == ["--traffic"]:
+        sys.exit(0 if traffic(api, sys.argv[3]) else 1)
     db = Database(host="127.0.0.1", port=int(os.environ["IAP_MARIADB_PORT"]), user=os.environ["IAP_PACKAGE_DB_USER"],
                   password=os.environ["IAP_PACKAGE_DB_PASSWORD"], database=os.environ["IAP_PACKAGE_DB_NAME"])
     try:
