@@ -1,26 +1,28 @@
-/// What a `staff_audit` row records: an action confirmed in the console
-/// (`StaffAction`), a change `iapctl staff` made, or a login.
-public enum AuditAction: String, CaseIterable, Sendable {
-    case deliverLookup = "deliver_lookup"
-    case redeliverEvent = "redeliver_event"
-    case sendRefundAnswer = "send_refund_answer"
-    case reviewVersion = "review_version"
-    case sandboxUsers = "sandbox_users"
-    case staffAdd = "staff_add"
-    case staffDisable = "staff_disable"
+/// What a `staff_audit` row records (its `action` column holds `rawValue`):
+/// an action confirmed in the console, the same change made by `iapctl staff`,
+/// another change of an account, or a login.
+public enum AuditAction: Equatable, Sendable {
+    /// Confirmed in the console (adding and disabling an account: with `iapctl staff` too).
+    case console(StaffAction)
     /// A new password (`iapctl staff passwd`).
-    case staffPasswd = "staff_passwd"
+    case passwordSet
     /// Failed logins of a name forgotten (`iapctl staff unlock`).
-    case staffUnlock = "staff_unlock"
+    case unlock
     /// A session opened.
     case login
     /// A password checked and refused (a name that is no account, or is disabled, included).
-    case loginFailed = "login_failed"
+    case loginFailed
     /// A session closed by its staff member.
     case logout
 
-    /// The row of a console action: the same name.
-    public init(_ action: StaffAction) {
-        self.init(rawValue: action.rawValue)!
+    public var rawValue: String {
+        switch self {
+        case .console(let action): return action.rawValue
+        case .passwordSet: return "staff_passwd"
+        case .unlock: return "staff_unlock"
+        case .login: return "login"
+        case .loginFailed: return "login_failed"
+        case .logout: return "logout"
+        }
     }
 }

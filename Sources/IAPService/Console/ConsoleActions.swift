@@ -24,7 +24,7 @@ struct ConsoleActions {
     /// Does it and records it; returns what the staff member is told.
     func perform(_ request: Request, by actor: StaffAudit.Actor) throws -> String {
         let audit = StaffAudit(connection: connection, actor: actor)
-        let action = AuditAction(request.action)
+        let action = AuditAction.console(request.action)
         do {
             switch request.action {
             case .deliverLookup:
@@ -110,16 +110,16 @@ struct ConsoleActions {
     /// every committed delivery with its row.
     private func deliverLookup(_ request: Request, _ audit: StaffAudit) throws -> String {
         guard let userID = request.userID, UserID.isValid(userID) else {
-            return try recordedAlone(.deliverLookup, request, "refused: no valid user id", audit)
+            return try recordedAlone(.console(.deliverLookup), request, "refused: no valid user id", audit)
         }
         let transactions: [ServerAPIQuery.Transaction]
         switch lookUpOrder(request.target) {
         case .success(let found): transactions = found
         case .failure(let error):
-            return try recordedAlone(.deliverLookup, request, "not delivered: Apple's lookup failed (\(error))", audit)
+            return try recordedAlone(.console(.deliverLookup), request, "not delivered: Apple's lookup failed (\(error))", audit)
         }
         guard !transactions.isEmpty else {
-            return try recordedAlone(.deliverLookup, request, "Apple's order holds no transaction", audit)
+            return try recordedAlone(.console(.deliverLookup), request, "Apple's order holds no transaction", audit)
         }
         let lookups = LookupDelivery(configuration: configuration, connection: connection, auditClientAddress: "console")
         return transactions.map { deliver($0, to: userID, lookups, appleOrderID: request.target, audit) }
@@ -133,7 +133,7 @@ struct ConsoleActions {
         let transactionID = transaction.transactionID
         func record(_ result: String) throws {
             let owner = try TransactionStore(connection: connection).stored(transactionID)?.userID
-            try audit.record(.deliverLookup, userID: owner, target: appleOrderID, result: result)
+            try audit.record(.console(.deliverLookup), userID: owner, target: appleOrderID, result: result)
         }
         var recordedWithChange = false
         do {
@@ -147,7 +147,7 @@ struct ConsoleActions {
         } catch {
             Log.event("console: deliver_lookup \(transactionID) failed: \(error)")
             let result = "\(transactionID) not delivered: the database failed, try again"
-            try? audit.record(.deliverLookup, target: appleOrderID, result: result)
+            try? audit.record(.console(.deliverLookup), target: appleOrderID, result: result)
             return result
         }
     }

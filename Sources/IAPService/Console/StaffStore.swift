@@ -59,7 +59,7 @@ public struct StaffStore {
                 """,
                 [.text(name), .text(role.rawValue), .text(hash)])
             let result = "staff \(name) added as \(role.rawValue)"
-            try StaffAudit(connection: connection, actor: actor).record(.staffAdd, target: name, result: result)
+            try StaffAudit(connection: connection, actor: actor).record(.console(.staffAdd), target: name, result: result)
             return result
         }
     }
@@ -69,7 +69,7 @@ public struct StaffStore {
     public func setPassword(name: String, password: String, by actor: StaffAudit.Actor) throws -> String {
         guard password.count >= StaffName.minimumPasswordLength else { throw Failure.weakPassword }
         return try changeAccount(
-            name, .staffPasswd, "staff \(name) password set", by: actor,
+            name, .passwordSet, "staff \(name) password set", by: actor,
             "UPDATE staff SET password_hash = ?, disabled_at = NULL, password_changed_at = UTC_TIMESTAMP(3) WHERE name = ?",
             [.text(StaffPassword.hash(password)), .text(name)])
     }
@@ -78,7 +78,7 @@ public struct StaffStore {
     @discardableResult
     public func disable(name: String, by actor: StaffAudit.Actor) throws -> String {
         try changeAccount(
-            name, .staffDisable, "staff \(name) disabled", by: actor,
+            name, .console(.staffDisable), "staff \(name) disabled", by: actor,
             "UPDATE staff SET disabled_at = COALESCE(disabled_at, UTC_TIMESTAMP(3)) WHERE name = ?", [.text(name)])
     }
 
@@ -90,7 +90,7 @@ public struct StaffStore {
             guard try account(named: name) != nil else { throw Failure.noSuchAccount }
             let forgotten = try LoginAttempts(connection: connection, throttle: .standard).forget(name: name)
             let result = "staff \(name) unlocked (\(forgotten) failed logins forgotten)"
-            try StaffAudit(connection: connection, actor: actor).record(.staffUnlock, target: name, result: result)
+            try StaffAudit(connection: connection, actor: actor).record(.unlock, target: name, result: result)
             return result
         }
     }
