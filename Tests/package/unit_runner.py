@@ -46,6 +46,14 @@ def parse_unit(path):
     return values
 
 
+def append_tracking_trailing_space(characters, trailing_start, c, space):
+    """Appends c; returns where the run of spaces at the end starts (None: it ends in another character)."""
+    characters.append(c)
+    if not space:
+        return None
+    return len(characters) - 1 if trailing_start is None else trailing_start
+
+
 def parse_environment_file(text):
     """systemd's EnvironmentFile= rules (src/basic/env-file.c): NAME=value, the value as written to the end
     of the line (trailing spaces dropped, a backslash escapes), or in '...' (literal) or "..." (a
@@ -72,11 +80,7 @@ def parse_environment_file(text):
             elif c == "=":
                 state = "pre_value"
             else:
-                if not space:
-                    name_end = None
-                elif name_end is None:
-                    name_end = len(name)
-                name.append(c)
+                name_end = append_tracking_trailing_space(name, name_end, c, space)
         elif state == "pre_value":
             if newline:
                 push()
@@ -97,11 +101,7 @@ def parse_environment_file(text):
             elif c == "\\":
                 state, value_end = "value_escape", None
             else:
-                if not space:
-                    value_end = None
-                elif value_end is None:
-                    value_end = len(value)
-                value.append(c)
+                value_end = append_tracking_trailing_space(value, value_end, c, space)
         elif state == "value_escape":
             state = "value"
             if not newline:
