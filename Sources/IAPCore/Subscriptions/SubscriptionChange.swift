@@ -71,7 +71,7 @@ public struct SubscriptionChange: Equatable, Sendable {
             next.autoRenews = info.autoRenews ?? next.autoRenews
             next.autoRenewProductID = info.autoRenewProductID ?? next.autoRenewProductID
         }
-        next.lastSignedDate = max(next.lastSignedDate ?? date, date)
+        next.lastSignedDate = date  // never earlier than the last: a stale change returned above
         guard let stored else { return .changed(next, notifiesGame: true) }
         if next == stored { return .unchanged }
         let gameSees = next.status != stored.status || next.expiresAt != stored.expiresAt

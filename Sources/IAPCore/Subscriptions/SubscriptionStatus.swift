@@ -22,9 +22,4 @@ public enum SubscriptionStatus: String, Equatable, Sendable, CaseIterable {
         default: return nil
         }
     }
-
-    /// The statuses in which a player may use the subscription, until its entitlement's end.
-    public var mayEntitle: Bool {
-        self == .active || self == .gracePeriod
-    }
 }
