@@ -27,6 +27,16 @@ public enum TransactionIDProof {
         case orderUserMismatch
         /// No token, or one that names no order: 403 `proof_required`.
         case proofRequired
+
+        /// The order proven, or the request's error: 409 `order_user_mismatch`
+        /// or 403 `proof_required`.
+        public func order() throws(APIError) -> TokenOrder {
+            switch self {
+            case .proven(let order): return order
+            case .orderUserMismatch: throw .orderUserMismatch
+            case .proofRequired: throw .proofRequired
+            }
+        }
     }
 
     /// The verdict for a transaction fetched for a bare id, whose token names

@@ -172,31 +172,17 @@ final class Verification: Sendable {
     /// What a verification whose outcome could not be recorded answers: the
     /// receipt stays unverified, and a later retry verifies it again.
     private static func retryLater(_ pending: Pending, outcome: AppleOutcome) -> VerifyAnswer {
-        let orderID = pending.request.orderID
-        switch outcome.verdict {
-        case .unavailable(let appleStatus):
-            return VerifyAnswer(
-                status: .retryLater, environment: appleStatus == nil ? nil : outcome.environment,
-                appleStatus: outcome.shownStatus(appleStatus), orderID: orderID)
-        case .invalid(let appleStatus):
-            return VerifyAnswer(
-                status: .retryLater, environment: outcome.environment, appleStatus: outcome.shownStatus(appleStatus),
-                orderID: orderID)
-        case .valid(let reply, let environment):
-            return VerifyAnswer(
-                status: .retryLater, environment: environment, appleStatus: outcome.shownStatus(reply.status),
-                orderID: orderID)
-        }
+        DeliveryDecision.retryLater(orderID: pending.request.orderID, outcome: outcome.decisionOutcome)
     }
 
-    /// What a verification writes for Apple's outcome, decided before any
-    /// database work.
+    /// What a verification writes for Apple's outcome (`DeliveryDecision`),
+    /// in the stores' terms.
     enum Step {
         /// Apple's answer is stored (unless the row holds it: nil) and
         /// `answer` given; nothing is delivered.
         case record(ReceiptStore.AppleAnswerRecord?, answer: VerifyAnswer)
         /// An admitted receipt: its transactions are delivered.
-        case deliver(Delivery.Input, receipt: AppleReceipt)
+        case deliver(Delivery.Input, admitted: DeliveryDecision.Admitted)
 
         /// The step as one verification of a `BatchDelivery`.
         var batchItem: BatchDelivery.Item {
@@ -217,8 +203,8 @@ final class Verification: Sendable {
             switch self {
             case .record(_, let answer):
                 return answer
-            case .deliver(let input, let receipt):
-                return Verification.deliveredAnswer(input, request: request, receipt: receipt, answers: delivered)
+            case .deliver(_, let admitted):
+                return admitted.answer(request: request, delivered: delivered)
             }
         }
     }
@@ -232,89 +218,46 @@ final class Verification: Sendable {
         case .record(let record, let answer):
             if let record { try ReceiptStore(connection: connection).recordAppleAnswers([record], at: .now()) }
             return answer
-        case .deliver(let input, let receipt):
+        case .deliver(let input, let admitted):
             let answers = try Delivery(connection: connection).deliverInTransaction(input)
-            return Self.deliveredAnswer(input, request: pending.request, receipt: receipt, answers: answers)
+            return admitted.answer(request: pending.request, delivered: answers)
         }
     }
 
+    /// `DeliveryDecision` for `pending`, under the settings read last.
     func step(_ pending: Pending, outcome: AppleOutcome) -> Step {
-        let request = pending.request
-        func completion(appleStatus: Int) -> ReceiptStore.AppleAnswerRecord? {
-            guard pending.row == .bare else { return nil }
-            return ReceiptStore.AppleAnswerRecord(
-                receiptID: pending.receiptID, environment: outcome.environment, appleStatus: outcome.shownStatus(appleStatus),
-                answer: outcome.lastAnswer, completed: true, failedCheck: outcome.checkedHere?.failedCheck)
-        }
-        switch outcome.verdict {
-        case .unavailable:
-            // Left without verified_at: a later retry verifies it again.
-            let answer = Self.retryLater(pending, outcome: outcome)
+        let snapshot = settings.current
+        let rules = DeliveryDecision.Rules(
+            bundleIDs: bundleIDs, sandboxPolicy: sandboxPolicy, settingsAreKnown: snapshot.isLoaded,
+            reviewVersion: snapshot.reviewVersion, sandboxUsers: snapshot.sandboxUsers)
+        let decision = DeliveryDecision(
+            outcome.decisionOutcome, request: pending.request, userID: pending.userID,
+            rowIsBare: pending.row == .bare, rules: rules)
+        switch decision {
+        case .record(let record, let answer):
             return .record(
-                ReceiptStore.AppleAnswerRecord(
-                    receiptID: pending.receiptID, environment: answer.environment, appleStatus: answer.appleStatus,
-                    answer: outcome.lastAnswer, completed: false),
-                answer: answer)
-        case .invalid(let appleStatus):
-            return .record(
-                completion(appleStatus: appleStatus),
-                answer: VerifyAnswer(
-                    status: .notPaid, environment: outcome.environment, appleStatus: outcome.shownStatus(appleStatus),
-                    orderID: request.orderID))
-        case .valid(let reply, let environment):
-            guard let receipt = reply.receipt else {
-                return .record(
-                    completion(appleStatus: reply.status),
-                    answer: VerifyAnswer(
-                        status: .notPaid, environment: environment, appleStatus: outcome.shownStatus(reply.status),
-                        orderID: request.orderID))
-            }
-            let transactions = ReceiptTransactions(reply: reply, namedTransactionID: request.transactionID)
-            let snapshot = settings.current
-            let admission = Admission.admit(
-                receipt: receipt, environment: environment, bundleIDs: bundleIDs, policy: sandboxPolicy,
-                settingsAreKnown: snapshot.isLoaded, reviewVersion: snapshot.reviewVersion,
-                sandboxUsers: snapshot.sandboxUsers, appVersion: request.appVersion, userID: pending.userID)
-            if admission == .settingsUnknown {
-                // Left without verified_at, like an Apple outage: the app's retry
-                // or retry-pending decides once the settings are read.
-                return .record(
+                record.map {
                     ReceiptStore.AppleAnswerRecord(
-                        receiptID: pending.receiptID, environment: environment,
-                        appleStatus: outcome.shownStatus(reply.status), answer: outcome.lastAnswer, completed: false),
-                    answer: Self.retryLater(pending, outcome: outcome))
-            }
-            if case .rejected = admission {
-                return .record(
-                    completion(appleStatus: reply.status),
-                    answer: VerifyAnswer(
-                        status: .rejected, environment: environment, appleStatus: outcome.shownStatus(reply.status),
-                        orderID: request.orderID,
-                        app: receipt,
-                        transactions: transactions.transactions.map {
-                            TransactionAnswer(transaction: $0, state: .rejected, orderID: nil)
-                        }))
-            }
+                        receiptID: pending.receiptID, environment: $0.environment, appleStatus: $0.appleStatus,
+                        answer: $0.answer, completed: $0.completed, failedCheck: $0.failedCheck)
+                },
+                answer: answer)
+        case .deliver(let admitted):
             return .deliver(
                 Delivery.Input(
-                    receiptID: pending.receiptID, userID: pending.userID, orderID: request.orderID,
-                    environment: environment, appleAnswer: outcome.lastAnswer, appleStatus: outcome.shownStatus(reply.status),
-                    transactions: transactions, row: pending.row),
-                receipt: receipt)
+                    receiptID: pending.receiptID, userID: pending.userID, orderID: pending.request.orderID,
+                    environment: admitted.environment, appleAnswer: admitted.appleAnswer,
+                    appleStatus: admitted.appleStatus, transactions: admitted.transactions, row: pending.row),
+                admitted: admitted)
         }
     }
+}
 
-    /// The answer of a delivered receipt, from what each transaction became.
-    static func deliveredAnswer(
-        _ input: Delivery.Input, request: VerifyRequest, receipt: AppleReceipt, answers: [TransactionAnswer]
-    ) -> VerifyAnswer {
-        let status = VerifyStatus.finalStatus(
-            states: answers.map(\.state), namedTransactionID: request.transactionID,
-            namedTransactionPresent: input.transactions.namedTransactionPresent)
-        let boundOrderID = answers.first { $0.state == .delivered && $0.orderID == request.orderID }?.orderID
-        let firstDelivered = answers.first { $0.state == .delivered }?.orderID
-        return VerifyAnswer(
-            status: status, environment: input.environment, appleStatus: input.appleStatus,
-            orderID: boundOrderID ?? firstDelivered ?? request.orderID, app: receipt, transactions: answers)
+extension AppleOutcome {
+    /// The outcome as `DeliveryDecision` reads it.
+    var decisionOutcome: DeliveryDecision.Outcome {
+        DeliveryDecision.Outcome(
+            verdict: verdict, environment: environment, lastAnswer: lastAnswer, checkedHere: checkedHere != nil,
+            failedCheck: checkedHere?.failedCheck)
     }
 }

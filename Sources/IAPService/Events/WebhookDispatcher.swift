@@ -166,10 +166,12 @@ final class WebhookDispatcher: @unchecked Sendable {
             transfer.context = nil
             let error = Self.error(of: outcome)
             let event = underWay.claimed.event
-            let consumed = error == nil && event.type == .refundRequested
-                ? Self.gameConsumption(answering: event.eventID, body: transfer.responseBody) : nil
+            let reply = RefundRequestReply(eventType: event.type, delivered: error == nil, body: transfer.responseBody)
+            if let unheard = reply.unheard {
+                Log.event("webhook: event \(event.eventID) (refund_requested): \(unheard)")
+            }
             idleTransfers.append(transfer)
-            results.append((underWay.claimed, error, consumed))
+            results.append((underWay.claimed, error, reply.consumedMilli))
             ServiceMetrics.webhookAttempt(outcome: Self.metricOutcome(of: outcome))
         }
         noteAnswers(results.map(\.error))
@@ -229,21 +231,6 @@ final class WebhookDispatcher: @unchecked Sendable {
         case .tlsFailed: return "tls"
         case .connectionFailed: return "connection"
         }
-    }
-
-    /// The game's `{"consumption_percentage": N}` in its 2xx answer to a
-    /// `refund_requested` event; any other answer is logged and leaves the
-    /// consumption to the `consumption` table.
-    private static func gameConsumption(answering eventID: UInt64, body: [UInt8]) -> Int? {
-        switch GameConsumptionAnswer(body: body) {
-        case .consumed(let milli):
-            return milli
-        case .silent:
-            Log.event("webhook: event \(eventID) (refund_requested): the game answered no consumption_percentage")
-        case .invalid(let reason):
-            Log.event("webhook: event \(eventID) (refund_requested): the game's answer is ignored: \(reason)")
-        }
-        return nil
     }
 
     /// What `last_error` says about a POST; nil for a 2xx.

@@ -47,13 +47,10 @@ struct SignedTransactionOrder: Sendable {
         let tokenOrder = try appAccountToken.flatMap(VerifyRequest.lowercaseUUID).flatMap {
             try OrderStore(connection: connection).order($0)
         }
-        let verdict = TransactionIDProof.verdict(
+        let order = try TransactionIDProof.verdict(
             tokenOrder: tokenOrder.map { TransactionIDProof.TokenOrder(orderID: $0.orderID, userID: $0.userID) },
-            requestOrderID: request.orderID, requestUserID: request.userID)
-        switch verdict {
-        case .proven(let order): return SignedTransactionOrder(orderID: order.orderID, userID: order.userID)
-        case .orderUserMismatch: throw APIError.orderUserMismatch
-        case .proofRequired: throw APIError.proofRequired
-        }
+            requestOrderID: request.orderID, requestUserID: request.userID
+        ).order()
+        return SignedTransactionOrder(orderID: order.orderID, userID: order.userID)
     }
 }

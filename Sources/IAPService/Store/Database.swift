@@ -24,14 +24,9 @@ extension ConnectionOptions {
 }
 
 extension MariaDBError {
-    /// How a route answers a database failure: the database is down or busy (503,
-    /// the client retries), or our statement is wrong (500). A server holding its
-    /// `max_prepared_stmt_count` statements (1461) is busy: they are freed as
-    /// sessions close theirs.
+    /// How a route answers this failure (`DatabaseFailureAnswer`).
     var apiError: APIError {
-        let busy: Set<UInt32> = [1040, 1205, 1213, 1045, 1049, 1461, MariaDBError.nodeNotReady]
-        return isConnectionLost || busy.contains(code) || (2000..<3000).contains(code)
-            ? .databaseUnavailable : .internalError
+        DatabaseFailureAnswer.apiError(errorNumber: code, serverUnavailable: isServerUnavailable)
     }
 }
 
