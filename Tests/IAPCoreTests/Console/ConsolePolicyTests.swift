@@ -50,9 +50,10 @@ final class ConsolePolicyTests: XCTestCase {
         XCTAssertNil(form["bad"])
         XCTAssertEqual(form["empty"], "")
         XCTAssertNil(form.text("empty"))
-        XCTAssertEqual(CookieHeader.value(of: "iap_console", in: "a=1; iap_console=abc ; b=2"), "abc")
-        XCTAssertNil(CookieHeader.value(of: "iap_console", in: "iap_console_login=x"))
-        XCTAssertNil(CookieHeader.value(of: "iap_console", in: nil))
+        XCTAssertEqual(CookieHeader.value(of: "__Host-iap_console", in: "a=1; __Host-iap_console=abc ; b=2"), "abc")
+        XCTAssertNil(CookieHeader.value(of: "__Host-iap_console", in: "__Host-iap_console_login=x"))
+        XCTAssertNil(CookieHeader.value(of: "__Host-iap_console", in: "iap_console=x"), "only the prefixed name")
+        XCTAssertNil(CookieHeader.value(of: "__Host-iap_console", in: nil))
         XCTAssertEqual(FormFields.percentEncoded("a <b>&\"é"), "a%20%3Cb%3E%26%22%C3%A9")
         XCTAssertEqual(FormFields("u=" + FormFields.percentEncoded("x&y=z é"))["u"], "x&y=z é", "round trip")
     }
