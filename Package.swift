@@ -57,7 +57,11 @@ let package = Package(
         // Pure logic: no I/O, unit tested.
         .target(
             name: "IAPCore",
-            dependencies: [.product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                // RS256 (RSA PKCS#1 v1.5): Google's service-account grants and Pub/Sub push tokens.
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         // Apple's signed data (StoreKit 2 JWS) verified offline: pure, no I/O but what the caller hands it.
@@ -118,7 +122,10 @@ let package = Package(
 
         .testTarget(
             name: "IAPCoreTests",
-            dependencies: ["IAPCore", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "IAPCore", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(
