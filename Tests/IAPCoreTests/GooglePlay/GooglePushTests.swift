@@ -71,6 +71,33 @@ final class GooglePushTests: XCTestCase {
         XCTAssertThrowsError(try GooglePushKeys.parse(Array(#"{"keys": [{"kty": "EC", "kid": "ec"}]}"#.utf8)))
     }
 
+    /// A JWKS and a push token made by the Google Play double (Tests/Simulator/googleplay_sim.py, the
+    /// stack's audience and push account): the key's n and e as Google encodes them, and its RS256.
+    func testATokenOfTheGooglePlayDoubleChecksAgainstItsJWKS() throws {
+        let jwks = """
+            {"keys":[{"kty":"RSA","alg":"RS256","use":"sig","kid":"3dba975c3ba5eafa59e7ffc928f0709f9ffd6c25","n"\
+            :"vuNdap8mn6wb8mwObzFFrMBqFMqU0QwYx2Os9Rd3JO8WFVCtweTRDn8qUQYZqXYjwdFn_QmsZmLGgDrdukMqHmTziJyXMdmAF8\
+            xtN5zugyhveV5iFceLwzdVMS1DOWw_1k5t2dCZBv9iPHd0kxS4UfzWVC1eTTWZfa57GcDw9ZZRQKCDDcRt7_OYCvePEKHdAfuMfD\
+            9LTgFLstorU6BeQGr-6s_CTXslKbw976cKqwNrW1BrVwYyKQjmSVdFYVeC5sDUfpfUxo3oMPQa1AWcYY7-h5sBz_dycUJhHcgs_Y\
+            nhPx3kpprMy4UpicvPVR3PJeSTmUXjyTQjF1NzL_h6PQ","e":"AQAB"}]}
+            """
+        let token = """
+            eyJhbGciOiJSUzI1NiIsImtpZCI6IjNkYmE5NzVjM2JhNWVhZmE1OWU3ZmZjOTI4ZjA3MDlmOWZmZDZjMjUiLCJ0eXAiOiJKV1Qi\
+            fQ.eyJhdWQiOiJodHRwOi8vMTI3LjAuMC4xOjg3MDAvdjEvbm90aWZpY2F0aW9ucy9nb29nbGUiLCJhenAiOiIxMTM3NzQyNjQ0N\
+            jMwMzgzMjE5NjQiLCJlbWFpbCI6InB1YnN1Yi1wdXNoQGlhcC10ZXN0LmlhbS5nc2VydmljZWFjY291bnQuY29tIiwiZW1haWxfd\
+            mVyaWZpZWQiOnRydWUsImV4cCI6MTc2NDQwMzYwMCwiaWF0IjoxNzY0NDAwMDAwLCJpc3MiOiJodHRwczovL2FjY291bnRzLmdvb\
+            2dsZS5jb20iLCJzdWIiOiIxMTM3NzQyNjQ0NjMwMzgzMjE5NjQifQ.uVF6sLW8RI1ZMqalWVYlmZqy9PUWvryBhK-W_kaleg9cMj\
+            sy9AvXWEYTwEjwWrikX66dMlTKZIxnZpUlsXbLsnMq465snEdO0JEa21ea8QzR2KO4O8kIq2AyPt95rFrH_GCMAepTeaXhtHr3Ku\
+            uXOoKgtkfYEMF3FJE4NqFrmWOsAJRaPVE0Qzf5t_0GMIL3HlDNAx-wpE3lO1XESnzcYc_vYX5L5F5CRF_eBa2MYDF4xY1CAmuyq-\
+            sKFxG6Mt03w0P0OoAN5X4trmBmljn9Wy9ZSDtyoh3lVi0Ed95tdlT8NPSIjVJaw1qtMjUiZMMY0B8Q0Fl8XVqxgWxtoROJSQ
+            """
+        let verified = try GooglePushToken.verify(token, keys: GooglePushKeys.parse(Array(jwks.utf8)))
+        XCTAssertNil(
+            GooglePushClaims.problem(
+                verified.claims, audience: "http://127.0.0.1:8700/v1/notifications/google",
+                serviceAccount: "pubsub-push@iap-test.iam.gserviceaccount.com", now: 1_764_400_100))
+    }
+
     private func problem(_ changes: [String: JSONValue?]) -> GooglePushClaims.Problem? {
         var claims = goodClaims
         for (name, value) in changes {
