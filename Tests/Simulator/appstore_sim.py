@@ -869,15 +869,25 @@ class AppleSite:
     def __init__(self, simulator, environment):
         self.simulator = simulator
         self.environment = environment
+        self.counted_closed = set()   # connections closed here whose transport has not reported it lost yet
 
     def connection_made(self, connection):
         self.simulator.connections.add(connection)
         self.simulator.stats.opened(connection.protocol)
 
     def connection_lost(self, connection):
-        if connection in self.simulator.connections:   # not already counted closed when closing it
-            self.simulator.connections.discard(connection)
+        self.simulator.connections.discard(connection)
+        if connection in self.counted_closed:
+            self.counted_closed.discard(connection)
+        else:
             self.simulator.stats.closed(connection.protocol)
+
+    def closing(self, connection):
+        """Counts a connection the simulator closes as closed at once: its TLS transport reports it lost only
+        when the client answers the close_notify, which an idle client does when it next looks at the
+        connection (or after asyncio's 30 s)."""
+        self.counted_closed.add(connection)
+        self.simulator.stats.closed(connection.protocol)
 
     def handle(self, exchange, request):
         if finish_api.is_finish(request.path):  # before the Server API's own /inApps/v1/transactions/ prefix
@@ -1041,10 +1051,8 @@ class Simulator:
             transport = connection.transport
             if isinstance(connection.site, AppleSite) and connection.idle and transport is not None \
                     and not transport.is_closing():
+                connection.site.closing(connection)
                 connection.close_politely()
-                # Counted closed now: the TLS transport reports it lost only when the client answers the
-                # close_notify, which an idle client does when it next looks at the connection (or in 30 s).
-                connection.site.connection_lost(connection)
 
     def __init__(self, args):
         self.args = args
