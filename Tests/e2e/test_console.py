@@ -10,13 +10,12 @@ from pathlib import Path
 
 import pytest
 import requests
-from selenium import webdriver
-from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 import fastcgi_client
 from conftest import IAPCTL, REPO
+import support
 from support import PAY_6, new_transaction_id, new_user_id
 from test_server_api import register_order, register_transaction
 
@@ -56,13 +55,7 @@ def browser_factory():
     made = []
 
     def make():
-        options = webdriver.ChromeOptions()
-        options.binary_location = "/usr/bin/chromium"
-        for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--ignore-certificate-errors",
-                         "--window-size=1400,1000", "--disable-gpu"):
-            options.add_argument(argument)
-        driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
-        driver.set_page_load_timeout(60)
+        driver = support.headless_chromium()
         made.append(driver)
         return driver
 
