@@ -1,5 +1,5 @@
-/// Why an app receipt was refused: one case per check of API.md "Receipts
-/// checked here", in the order they run, but for the bounds on the receipt's
+/// Why an app receipt was refused: one case per check of docs/apple.md "App
+/// receipts checked here", in the order they run, but for the bounds on the receipt's
 /// shape (the last four), which run first, before any of it is parsed
 /// (`ReceiptShapeBounds`). The raw values are stable: they are
 /// what the receipt's audit row (`receipts.signed_data_error`, beside the JWS

@@ -6,7 +6,7 @@ import SwiftASN1
 ///     Payload          ::= SET OF ReceiptAttribute
 ///     ReceiptAttribute ::= SEQUENCE { type INTEGER, version INTEGER, value OCTET STRING }
 ///
-/// with the fields API.md names (unknown types are skipped). Each value is
+/// with the fields docs/apple.md names (unknown types are skipped). Each value is
 /// itself DER: a UTF8String or IA5String for texts, an IA5String in RFC 3339
 /// for dates (empty when the purchase has none), an INTEGER for numbers.
 public struct AppReceiptPayload: Equatable, Sendable {

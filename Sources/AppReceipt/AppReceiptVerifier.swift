@@ -5,8 +5,8 @@ import Synchronization
 @_spi(DisableValidityCheck) import X509
 import _CryptoExtras
 
-/// Checks an iOS 7+ app receipt with no network call, as API.md "Receipts
-/// checked here" says, in this order: the PKCS#7 SignedData structure (DER or
+/// Checks an iOS 7+ app receipt with no network call, as docs/apple.md "App
+/// receipts checked here" says, in this order: the PKCS#7 SignedData structure (DER or
 /// BER, `data` content, one signer); the signer's leaf and its intermediate,
 /// from the receipt, chained to one of `roots` with swift-certificates'
 /// `Verifier` (RFC 5280 and Apple's marker OIDs, `ReceiptMarkerPolicy`); the

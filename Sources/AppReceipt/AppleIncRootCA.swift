@@ -4,7 +4,7 @@ import SignedData
 /// PKI page, AppleIncRootCertificate.cer; valid 2006-04-25 to 2035-02-09). The
 /// SHA-256 of its DER is
 /// b0b1730ecbc7ff4505142c49f1295e6eda6bcaed7e2c68c5be91b5a11001f024 (a unit
-/// test checks it, and API.md gives it). Compiled in, as `AppleRootCA` is, so
+/// test checks it, and docs/apple.md gives it). Compiled in, as `AppleRootCA` is, so
 /// that a deployed binary trusts it with no path to get wrong;
 /// IAP_APPLE_RECEIPT_ROOT_FILE replaces it.
 public enum AppleIncRootCA {

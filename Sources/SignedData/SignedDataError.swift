@@ -1,6 +1,7 @@
-/// Why a JWS signed by Apple was refused: one case per check of API.md step 2,
-/// so that logs and metrics can count each. Every case is the client's 400
-/// `invalid_signed_data`; none says anything about the service's health.
+/// Why a JWS signed by Apple was refused: one case per check of step 2 of
+/// docs/api.md "POST /v1/transactions/verify", so that logs and metrics can
+/// count each. Every case is the client's 400 `invalid_signed_data`; none says
+/// anything about the service's health.
 public enum SignedDataError: String, Error, Equatable, Sendable, CaseIterable {
     /// Not three parts of base64url, a header or certificate that does not
     /// parse, or an `x5c` that is not a list of base64 strings.

@@ -4,13 +4,14 @@ import IAPCore
 import Synchronization
 @_spi(DisableValidityCheck) import X509
 
-/// Verifies JWS signed by Apple (StoreKit 2 transactions, server
-/// notifications) with no network call, as API.md step 2 says: three parts,
-/// `alg` ES256, `x5c` of three certificates whose leaf and intermediate chain
-/// to a trusted root and carry Apple's marker OIDs, every certificate of the
-/// chain valid at the payload's `signedDate`, and the ES256 signature by the
-/// leaf's key over `header.payload`. The `x5c` root is not used: the chain
-/// must end at one of `roots`.
+/// Verifies JWS signed by Apple (StoreKit 2 transactions, server notifications)
+/// with no network call, as docs/api.md says (step 2 of "POST
+/// /v1/transactions/verify"): three parts, `alg` ES256, `x5c` of three
+/// certificates whose leaf and intermediate chain to a trusted root and carry
+/// Apple's marker OIDs, every certificate of the chain valid at the payload's
+/// `signedDate`, and the ES256 signature by the leaf's key over
+/// `header.payload`. The `x5c` root is not used: the chain must end at one of
+/// `roots`.
 ///
 /// Pure CPU work, safe to call from several threads at once; path validations
 /// are cached (`VerifiedChainCache`) by the leaf's and intermediate's DER once

@@ -3,7 +3,7 @@ import IAPCore
 import IAPService
 import MariaDB
 
-/// `iapctl consumption`: the refund-request ledger (API.md "Refund requests"):
+/// `iapctl consumption`: the refund-request ledger (docs/events.md "Refund requests"):
 /// the requests Apple made and how they were answered, the users' consent to
 /// share consumption with Apple, the consumption the game knows, and a
 /// pending request sent now rather than after its backoff.

@@ -2,7 +2,7 @@ import ArgumentParser
 import IAPService
 import MariaDB
 
-/// `iapctl events`: the events for the game (API.md "Events for the game") and
+/// `iapctl events`: the events for the game (docs/events.md) and
 /// their webhook state; `redeliver` sends one again.
 struct Events: ParsableCommand {
     static let configuration = CommandConfiguration(
