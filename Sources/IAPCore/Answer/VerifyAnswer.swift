@@ -1,4 +1,4 @@
-/// The answer to `POST /v1/receipts/verify`, in API.md's shape.
+/// The answer to `POST /v1/receipts/verify`, in the shape of docs/api.md "The verify answer".
 public struct VerifyAnswer: Equatable, Sendable {
     public var status: VerifyStatus
     /// Where Apple found the receipt; nil when Apple was not reached.

@@ -1,4 +1,5 @@
-/// The `status` of a verify answer, with what API.md's table ties to it.
+/// The `status` of a verify answer, with what the table of docs/api.md "The
+/// verify answer" ties to it.
 public enum VerifyStatus: String, Equatable, Sendable, CaseIterable {
     /// At least one transaction was delivered by this request.
     case delivered

@@ -1,6 +1,6 @@
 import Crypto
 
-/// Signs the bearer tokens of the App Store Server API (DOMAIN.md): a JWT,
+/// Signs the bearer tokens of the App Store Server API (docs/apple.md): a JWT,
 /// ES256 with the In-App Purchase key, header `alg`, `kid`, `typ`; claims
 /// `iss`, `iat`, `exp`, `aud` `appstoreconnect-v1`, `bid`.
 public struct AppStoreTokenSigner: Sendable {

@@ -5,7 +5,7 @@
 /// milliseconds on its monotonic clock, except `Retry-After`, which Apple gives
 /// on the wall clock and the caller's `wallClockMs` converts.
 ///
-/// Rules (DOMAIN.md, "App Store Server API"):
+/// Rules (docs/apple.md "The App Store Server API"):
 /// - Production first. `4040010` (or 404) from production: the sandbox at once,
 ///   when `sandboxFallback` (Look Up Order ID is production only); from the
 ///   sandbox, or without the fallback: `notFound`. A 400 (an id Apple refuses) is `notFound`.

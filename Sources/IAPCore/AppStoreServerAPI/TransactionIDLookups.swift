@@ -1,5 +1,5 @@
 /// Whether Get Transaction Info may be asked now, for a bare `transaction_id`
-/// (API.md "POST /v1/transactions/verify") or for the entries of a receipt
+/// (docs/api.md "POST /v1/transactions/verify") or for the entries of a receipt
 /// confirmed under `server-api`: one minute's budget for both
 /// (`TransactionLookupBudget`: `retry_later` once spent). A bare id is also
 /// not asked about when Apple said less than a minute ago that it does not

@@ -1,4 +1,4 @@
-/// API.md "POST /v1/transactions/verify": at most
+/// docs/api.md "POST /v1/transactions/verify": at most
 /// `IAP_APPSTORE_LOOKUPS_PER_MINUTE` Get Transaction Info look-ups per minute
 /// by the whole service, for a bare `transaction_id` and for the entries of a
 /// receipt confirmed under `server-api` alike; beyond that the answer is

@@ -1,4 +1,4 @@
-/// API.md "POST /v1/transactions/verify": a transaction id that neither
+/// docs/api.md "POST /v1/transactions/verify": a transaction id that neither
 /// environment knows (`4040010` from both, or from production under the
 /// sandbox policy `never`) is not asked about again for 60 s; the answer is
 /// `pending` from memory. Apple can take a moment to show a new transaction,

@@ -1,5 +1,5 @@
-/// Who checks app receipts (`IAP_RECEIPT_VERIFIER`, API.md "Receipts checked
-/// here"). iOS 6 transaction receipts go to verifyReceipt in every mode.
+/// Who checks app receipts (`IAP_RECEIPT_VERIFIER`, docs/configuration.md
+/// "App receipts checked here"). iOS 6 transaction receipts go to verifyReceipt in every mode.
 public enum ReceiptVerifierMode: String, Sendable, CaseIterable {
     /// Apple's verifyReceipt (deprecated by Apple, still answering). The default.
     case apple

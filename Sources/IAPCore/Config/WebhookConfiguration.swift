@@ -1,5 +1,5 @@
 /// `IAP_WEBHOOK_URL` and `IAP_WEBHOOK_SECRET`: where the events for the game are
-/// pushed, and the key each POST is signed with (API.md "Events for the game").
+/// pushed, and the key each POST is signed with (docs/events.md "Push: the webhook").
 /// Unset URL: no push; the game pulls `events`.
 public struct WebhookConfiguration: Equatable, Sendable {
     /// The game's endpoint: `https://` (TLS verification is always on), or

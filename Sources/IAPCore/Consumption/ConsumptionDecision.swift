@@ -42,7 +42,7 @@ public enum ConsumptionDecision: Sendable, Equatable {
         }
     }
 
-    /// The decision for `facts` (API.md "Refund requests").
+    /// The decision for `facts` (docs/events.md "Refund requests").
     ///
     /// The consumption sent is the game's webhook answer, else its `consumption` row,
     /// clamped to 0...100000; none for an auto-renewable subscription; 0 for a purchase

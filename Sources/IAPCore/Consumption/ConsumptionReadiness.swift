@@ -1,5 +1,5 @@
 /// When a refund request may be answered: after the game has had its chance to
-/// answer the `refund_requested` webhook with its consumption (API.md "Refund
+/// answer the `refund_requested` webhook with its consumption (docs/events.md "Refund
 /// requests"): once the event has left `pending`, or 60 s after the request was
 /// written; at once without a webhook, or without an event.
 public enum ConsumptionReadiness {

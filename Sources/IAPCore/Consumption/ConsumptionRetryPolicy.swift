@@ -1,5 +1,5 @@
 /// What becomes of a refund request after a PUT to the store, and when a
-/// failed one is made again (API.md "Refund requests"): a 429 after its
+/// failed one is made again (docs/events.md "Refund requests"): a 429 after its
 /// `Retry-After`, a 5xx or no answer after a backoff (5 s doubling to 10 min),
 /// until the request's deadline, after which the store ignores any answer.
 public enum ConsumptionRetryPolicy {

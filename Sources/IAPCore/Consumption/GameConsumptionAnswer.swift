@@ -1,4 +1,4 @@
-/// What the game answered to a `refund_requested` webhook POST (API.md
+/// What the game answered to a `refund_requested` webhook POST (docs/events.md
 /// "Refund requests"): a 2xx whose JSON body `{"consumption_percentage": N}`
 /// (an integer, 0 to 100000) says how much of the purchase was used. Any
 /// other body leaves the consumption to the `consumption` table.

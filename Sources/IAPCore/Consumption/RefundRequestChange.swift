@@ -1,5 +1,5 @@
 /// What a notification does to the refund-request ledger (`consumption_requests`,
-/// API.md "Refund requests"), given the latest request of its transaction as
+/// docs/events.md "Refund requests"), given the latest request of its transaction as
 /// read under its row lock. Apple may ask twice about one refund (a new
 /// `notificationUUID`): the request not yet answered is reused, with the new
 /// notification's date and deadline, so one refund gets one answer. Apple's
@@ -17,7 +17,8 @@ public enum RefundRequestChange: Equatable, Sendable {
     /// Apple decided: the request's `outcome` and `outcome_at`.
     case close(requestID: UInt64, RefundRequestOutcome)
 
-    /// Apple answers a refund request within 12 hours of asking (DOMAIN.md).
+    /// A refund request may be answered for 12 hours after Apple asks (docs/apple.md
+    /// "Refund requests: Send Consumption Information").
     public static let answerWindowMs: Int64 = 12 * 3_600_000
 
     /// `deadline_at` of a request Apple signed at `requestedAtMs`.

@@ -1,5 +1,5 @@
-/// API.md steps 3 and 4: the bundle check and the sandbox policy, applied to a
-/// receipt Apple has found valid.
+/// docs/api.md "POST /v1/receipts/verify" steps 3 and 4: the bundle check and
+/// the sandbox policy, applied to a receipt Apple has found valid.
 public enum Admission {
     /// - Parameters:
     ///   - environment: where Apple found the receipt valid (not the receipt's

@@ -1,7 +1,8 @@
-/// API.md step 6 for several admitted verifications at once, decided without
-/// I/O. The delivery threads record a batch of Apple's answers in one database
-/// transaction with one statement per table; a statement per row costs the
-/// database several times more than the row itself.
+/// docs/api.md "POST /v1/receipts/verify" step 6 for several admitted
+/// verifications at once, decided without I/O. The delivery threads record a
+/// batch of Apple's answers in one database transaction with one statement per
+/// table; a statement per row costs the database several times more than the
+/// row itself.
 ///
 /// Only verifications whose every transaction is new and plain can go
 /// together; the others are delivered one by one (`Delivery`), which handles

@@ -1,6 +1,6 @@
-/// API.md step 6: which delivered transaction the request's order is for. One
-/// order pays for one transaction; the others of the receipt go to new orders
-/// of the same user (origin `receipt`).
+/// docs/api.md "POST /v1/receipts/verify" step 6: which delivered transaction
+/// the request's order is for. One order pays for one transaction; the others
+/// of the receipt go to new orders of the same user (origin `receipt`).
 ///
 /// Ask it in delivery order (`ReceiptTransactions`, the named transaction
 /// first) and only for transactions about to be delivered:

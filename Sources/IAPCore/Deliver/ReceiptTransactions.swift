@@ -1,6 +1,7 @@
-/// API.md step 5: every transaction of a valid answer, once each, in the order
-/// they are delivered. Never only the first or the last one: a receipt can hold
-/// several undelivered purchases (a crash between two of them).
+/// docs/api.md "POST /v1/receipts/verify" step 5: every transaction of a valid
+/// answer, once each, in the order they are delivered. Never only the first or
+/// the last one: a receipt can hold several undelivered purchases (a crash
+/// between two of them).
 public struct ReceiptTransactions: Equatable, Sendable {
     /// Every `in_app` entry (or the iOS 6 flat receipt), then every entry of
     /// `latest_receipt_info`, deduplicated by `transaction_id`: the first copy

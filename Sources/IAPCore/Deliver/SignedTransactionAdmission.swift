@@ -1,4 +1,4 @@
-/// API.md "POST /v1/transactions/verify" step 3: the bundle check and the
+/// docs/api.md "POST /v1/transactions/verify" step 3: the bundle check and the
 /// sandbox policy for a StoreKit 2 transaction, whose `environment` Apple
 /// signed into it. `Production` and `Sandbox` go through `Admission`, as a
 /// receipt found valid in that environment would; `Xcode` and `LocalTesting`

@@ -1,4 +1,4 @@
-/// API.md "POST /v1/transactions/verify": a bare `transaction_id` proves
+/// docs/api.md "POST /v1/transactions/verify": a bare `transaction_id` proves
 /// nothing. Transaction ids are sequential and appear in support e-mails, so
 /// anyone can name one; only a signed transaction (or a receipt) shows that
 /// the request comes from the device that paid. A transaction fetched from

@@ -1,4 +1,4 @@
-/// API.md "POST /v1/notifications/apple", its rule on order, for a refund a
+/// docs/api.md "POST /v1/notifications/apple", its rule on order, for a refund a
 /// verify shows: refund-state changes apply in the order of their dates, by
 /// verify as by notifications (`NotificationChange`), against the one record
 /// of the last change applied to the transaction

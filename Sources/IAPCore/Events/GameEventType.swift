@@ -1,4 +1,4 @@
-/// What an `events` row tells the game to do (API.md "Events for the game").
+/// What an `events` row tells the game to do (docs/events.md "The events").
 public enum GameEventType: String, Sendable, CaseIterable {
     /// Grant the goods.
     case delivered
@@ -7,6 +7,6 @@ public enum GameEventType: String, Sendable, CaseIterable {
     /// Grant them again: Apple reversed its refund.
     case refundReversed = "refund_reversed"
     /// Nothing to grant or take back: the player asked Apple for a refund, and the game may
-    /// answer how much of the purchase was used (API.md "Refund requests").
+    /// answer how much of the purchase was used (docs/events.md "Refund requests").
     case refundRequested = "refund_requested"
 }

@@ -1,5 +1,5 @@
 /// One `events` row as the webhook POSTs it, with its transaction and order as
-/// they are when it is sent (API.md "Events for the game").
+/// they are when it is sent (docs/events.md "Push: the webhook").
 public struct WebhookEvent: Equatable, Sendable {
     public struct Transaction: Equatable, Sendable {
         public var transactionID: String

@@ -1,5 +1,5 @@
-/// When a webhook POST that got no 2xx is made again (API.md "Events for the
-/// game"): 1 s after the first failure, twice as long after each further one, at
+/// When a webhook POST that got no 2xx is made again (docs/events.md "Push:
+/// the webhook"): 1 s after the first failure, twice as long after each further one, at
 /// most 1 h apart, for 72 hours; then the event is `failed` until an operator
 /// redelivers it.
 public enum WebhookRetryPolicy {

@@ -1,5 +1,5 @@
-/// When a Finish Transaction call that got no 2xx is made again (API.md: "retried with backoff until
-/// Apple answers 2xx"). There is no last attempt: Apple keeps an unfinished transaction, and the
+/// When a Finish Transaction call that got no 2xx is made again (docs/api.md: "retried until Apple
+/// answers 2xx"). There is no last attempt: Apple keeps an unfinished transaction, and the
 /// contract says until 2xx, so every other answer is retried, at most an hour apart. Only a call that
 /// can never be made is given up: a transaction id that is not digits goes into no URL.
 ///

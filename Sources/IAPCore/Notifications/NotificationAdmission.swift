@@ -1,8 +1,9 @@
-/// Whether a purchase a notification carries may be delivered with no
-/// client's verify. A notification has no `app_version`, so the review switch
-/// cannot admit a sandbox purchase: only the policy `always` or a user in
-/// `sandbox_users` does (API.md). What is not admitted is held `unclaimed`,
-/// and the client's verify decides under the usual rules.
+/// Whether a purchase a notification carries may be delivered with no client's
+/// verify. A notification has no `app_version`, so the review switch cannot
+/// admit a sandbox purchase: only the policy `always` or a user in
+/// `sandbox_users` does (docs/api.md "POST /v1/notifications/apple"). What is
+/// not admitted is held `unclaimed`, and the client's verify decides under the
+/// usual rules.
 public enum NotificationAdmission {
     /// - Parameters:
     ///   - environment: the signed transaction's `environment`.

@@ -1,4 +1,4 @@
-/// The state machine of API.md "POST /v1/notifications/apple": given what the
+/// The state machine of docs/api.md "POST /v1/notifications/apple": given what the
 /// database holds for a transaction (read under its row lock) and a verified
 /// notification about it, the one change to make. Refund decisions flip
 /// (declined, refunded, reversed) and Apple's arrivals are not in order: each

@@ -1,4 +1,4 @@
-/// A notification type by its effect on the transaction it carries (API.md
+/// A notification type by its effect on the transaction it carries (docs/api.md
 /// "POST /v1/notifications/apple", the table of effects).
 public enum NotificationKind: Equatable, Sendable {
     /// `ONE_TIME_CHARGE`: a purchase, delivered as by a verify.

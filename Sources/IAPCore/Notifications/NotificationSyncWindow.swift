@@ -1,4 +1,4 @@
-/// The window of `iapctl notifications sync --since DATE` (API.md): from DATE
+/// The window of `iapctl notifications sync --since DATE` (docs/iapctl.md): from DATE
 /// to now, at most `maximumDaysBack` days back (Get Notification History keeps
 /// no more).
 public enum NotificationSyncWindow {

@@ -1,5 +1,5 @@
 /// An App Store Server Notification V2 as Apple signed it (the payload of
-/// `signedPayload`, DOMAIN.md "App Store Server Notifications V2"), once its
+/// `signedPayload`, docs/apple.md "App Store Server Notifications V2"), once its
 /// signature is checked: what the service needs to store it and apply it.
 /// Fields it does not name stay in the stored JWS; none is refused.
 public struct ServerNotification: Equatable, Sendable {
@@ -49,7 +49,7 @@ public struct ServerNotification: Equatable, Sendable {
         consumptionRequestReason = data["consumptionRequestReason"]?.stringValue
     }
 
-    /// What the type does to its transaction (API.md's table of effects).
+    /// What the type does to its transaction (the table of effects in docs/api.md).
     public var kind: NotificationKind {
         NotificationKind(notificationType: notificationType)
     }

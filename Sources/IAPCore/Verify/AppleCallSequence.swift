@@ -14,7 +14,7 @@
 ///
 /// Times are milliseconds on a monotonic clock of the caller's choice.
 ///
-/// Rules (API.md step 2, DOMAIN.md's status table):
+/// Rules (docs/api.md "POST /v1/receipts/verify" step 2; docs/apple.md "Statuses"):
 /// - Production first. 21007 from production: the sandbox, at once; 21008 from
 ///   the sandbox: production, at once. At most `maxEnvironmentSwitches` (2)
 ///   switches; one more is answered `unavailable`.
@@ -24,7 +24,7 @@
 ///   `is-retryable` true, an HTTP status other than 200, a body that is not a
 ///   readable answer (a status 0 without a receipt included), a timeout, a
 ///   connection or TLS failure. When the attempts or the budget run out, 21002
-///   is `invalid` (API.md: `not_paid`), everything else `unavailable`. The
+///   is `invalid` (answered `not_paid`), everything else `unavailable`. The
 ///   retries are spread over the budget so that a passing fault of Apple's,
 ///   which answers 21002 as a malformed receipt does, is outlived.
 /// - No call, retry or switch, when less than `policy.minimumCallMs` of the

@@ -1,7 +1,7 @@
 /// The `status` of a verifyReceipt answer, as a typed value over Apple's raw
 /// number: a status this table does not know is kept, not rejected.
 ///
-/// The table (DOMAIN.md):
+/// The table (docs/apple.md "Statuses"):
 ///
 /// | status | meaning | what to do |
 /// |---|---|---|
@@ -94,7 +94,8 @@ public enum AppleStatusAction: Equatable, Sendable {
     /// The receipt belongs to the other environment: ask it there.
     case sendTo(AppleEnvironment)
     /// Malformed data, or a passing fault: ask again, spread over the budget;
-    /// when the attempts run out the receipt is invalid (API.md).
+    /// when the attempts run out the receipt is invalid (`not_paid`, docs/api.md
+    /// "The verify answer").
     case retryThenInvalid
     /// A passing fault: ask again; when attempts run out, retry later.
     case retryThenUnavailable

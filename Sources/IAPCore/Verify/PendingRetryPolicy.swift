@@ -54,7 +54,7 @@ public struct PendingRetryPolicy: Equatable, Sendable {
         return min(seconds, Self.maxBackoffSeconds)
     }
 
-    /// The statuses DOMAIN.md says not to ask again about: 21000 (the request
+    /// The statuses not to ask again about (docs/apple.md "Statuses"): 21000 (the request
     /// was not readable) and Apple's internal errors without `is-retryable`.
     /// 21004 is not one: fixing the shared secret makes the receipt verifiable.
     private static func isFinal(_ status: AppleStatus, isRetryable: Bool) -> Bool {
