@@ -2,7 +2,7 @@ import Dispatch
 import Glibc
 import IAPCore
 
-/// Answers Apple's refund requests (`consumption_requests`, API.md "Refund
+/// Answers Apple's refund requests (`consumption_requests`, docs/events.md "Refund
 /// requests") on a thread of its own with its own database connection: never
 /// while Apple waits for the notification's answer. The PUTs go through the
 /// App Store Server API client (`AppleClient`'s thread, its JWT); this thread

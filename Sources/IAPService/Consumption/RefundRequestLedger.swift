@@ -2,8 +2,8 @@ import IAPCore
 import MariaDB
 internal import SignedData
 
-/// The refund-request ledger's part of storing a notification (API.md
-/// "Refund requests", step 1 and 4), in the database transaction that stores
+/// The refund-request ledger's part of storing a notification (docs/events.md
+/// "Refund requests", steps 1 and 6), in the database transaction that stores
 /// it: a `CONSUMPTION_REQUEST` writes its `consumption_requests` row (or
 /// reuses the one not yet sent) with a `refund_requested` event for the game;
 /// `REFUND`, `REVOKE` and `REFUND_DECLINED` record Apple's decision on the

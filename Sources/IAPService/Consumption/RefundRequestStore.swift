@@ -2,7 +2,7 @@ import IAPCore
 import MariaDB
 
 /// SQL of the refund-request ledger as notifications and the webhook write it
-/// (`consumption_requests`, API.md "Refund requests"). The notification's
+/// (`consumption_requests`, docs/events.md "Refund requests"). The notification's
 /// statements run in the database transaction that stores it; the sender
 /// (another file) leases and answers the rows they leave `pending`.
 struct RefundRequestStore {

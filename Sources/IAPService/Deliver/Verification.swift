@@ -1,9 +1,9 @@
 import IAPCore
 import MariaDB
 
-/// The verification after Apple has spoken (API.md steps 3 to 6), on the
-/// delivery threads: record Apple's answer, check the bundle and the sandbox
-/// policy, deliver, answer.
+/// The verification after Apple has spoken (docs/api.md "POST
+/// /v1/receipts/verify" steps 3 to 6), on the delivery threads: record Apple's
+/// answer, check the bundle and the sandbox policy, deliver, answer.
 final class Verification: Sendable {
     /// A verification whose receipt is recorded and on its way to Apple.
     struct Pending: Sendable {

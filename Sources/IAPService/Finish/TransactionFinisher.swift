@@ -2,7 +2,7 @@ import Dispatch
 import Glibc
 import IAPCore
 
-/// Finishes at Apple the transactions delivered with no client in the loop (API.md, the end of
+/// Finishes at Apple the transactions delivered with no client in the loop (docs/api.md, the end of
 /// "POST /v1/notifications/apple"): it takes the rows of `transaction_finishes` (`FinishOutbox`),
 /// calls Finish Transaction for each through the App Store Server API client (the Apple client's
 /// thread and JWT), and records what Apple said: a 2xx sets `transactions.finished_at` and drops the

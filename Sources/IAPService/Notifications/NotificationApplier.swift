@@ -2,11 +2,11 @@ import IAPCore
 import MariaDB
 internal import SignedData
 
-/// Stores a verified notification and applies its effect (API.md's table of
-/// effects, decided by `NotificationChange`) in ONE database transaction, with
-/// the `events` rows of what it changes: either all of it is committed, or
-/// nothing is and Apple sends it again. The same code serves Apple's POST and
-/// `iapctl notifications sync`.
+/// Stores a verified notification and applies its effect (the table of effects
+/// in docs/api.md, decided by `NotificationChange`) in ONE database
+/// transaction, with the `events` rows of what it changes: either all of it is
+/// committed, or nothing is and Apple sends it again. The same code serves
+/// Apple's POST and `iapctl notifications sync`.
 struct NotificationApplier {
     let connection: MariaDBConnection
     let sandboxPolicy: SandboxPolicy

@@ -2,7 +2,7 @@ import IAPCore
 import MariaDB
 internal import SignedData
 
-/// `iapctl notifications sync --since DATE` (API.md): Get Notification History
+/// `iapctl notifications sync --since DATE` (docs/iapctl.md): Get Notification History
 /// of production, then of the sandbox, page by page, and every notification
 /// not yet stored verified and applied exactly as if Apple had POSTed it
 /// (`NotificationApplier`, source `sync`). Ones already stored change nothing,

@@ -1,7 +1,7 @@
 import IAPCore
 internal import SignedData
 
-/// A notification whose every JWS checked (API.md "POST /v1/notifications/apple"):
+/// A notification whose every JWS checked (docs/api.md "POST /v1/notifications/apple"):
 /// the outer `signedPayload`, the `signedTransactionInfo` inside it and, for
 /// subscriptions, the `signedRenewalInfo`; and whose bundle ids are ours.
 struct VerifiedNotification: Sendable {

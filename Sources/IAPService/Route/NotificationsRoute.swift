@@ -2,7 +2,7 @@ import IAPCore
 import MariaDB
 internal import SignedData
 
-/// POST /v1/notifications/apple: App Store Server Notifications V2 (API.md).
+/// POST /v1/notifications/apple: App Store Server Notifications V2 (docs/api.md).
 /// All of it on the accept thread that read it, with that thread's database
 /// connection, as orders are: every JWS verified offline (no call to Apple
 /// while Apple waits), then the notification stored and applied in one

@@ -2,7 +2,7 @@ import IAPCore
 import MariaDB
 internal import SignedData
 
-/// POST /v1/transactions/verify: a StoreKit 2 signed transaction (API.md).
+/// POST /v1/transactions/verify: a StoreKit 2 signed transaction (docs/api.md).
 /// On the accept thread that read it: the request is checked, the JWS
 /// verified offline (`SignedDataVerifier`: ~70 µs with its certificates
 /// known, ~1.3 ms the first time a pair is seen) and the order resolved

@@ -2,8 +2,8 @@ import IAPCore
 import MariaDB
 internal import SignedData
 
-/// `iapctl lookup APPLE_ORDER_ID --user U [--deliver]` (API.md "Admin:
-/// iapctl"): whose each transaction of a Look Up Order ID answer is, and, with
+/// `iapctl lookup APPLE_ORDER_ID --user U [--deliver]` (docs/iapctl.md
+/// "Purchases"): whose each transaction of a Look Up Order ID answer is, and, with
 /// `--deliver`, each one not yet delivered here delivered to U through the
 /// same code as `POST /v1/transactions/verify` (`SignedTransactionOrder`,
 /// `SignedTransactionDelivery`: the bundle and the sandbox policy, the

@@ -2,7 +2,7 @@ import IAPCore
 import MariaDB
 internal import SignedData
 
-/// API.md "POST /v1/transactions/verify" steps 3 to 5 for a verified
+/// docs/api.md "POST /v1/transactions/verify" steps 3 to 5 for a verified
 /// transaction whose audit row is recorded: the bundle and the sandbox policy
 /// (`SignedTransactionAdmission`), then delivery through the same code as a
 /// receipt's transactions (`BatchDelivery`, `Delivery`), so that exactly-once

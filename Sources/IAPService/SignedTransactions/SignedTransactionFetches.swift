@@ -2,7 +2,7 @@ import IAPCore
 import MariaDB
 internal import SignedData
 
-/// `{"transaction_id", "user_id"}` without a JWS (API.md "POST
+/// `{"transaction_id", "user_id"}` without a JWS (docs/api.md "POST
 /// /v1/transactions/verify"): the signed transaction is fetched from the App
 /// Store Server API (Get Transaction Info: production, then the sandbox on
 /// `4040010` unless the sandbox policy is `never`) and then goes on as if it

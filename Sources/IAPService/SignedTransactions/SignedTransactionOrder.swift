@@ -1,7 +1,7 @@
 import IAPCore
 import MariaDB
 
-/// API.md "POST /v1/transactions/verify" step 5: whose the goods are. The
+/// docs/api.md "POST /v1/transactions/verify" step 5: whose the goods are. The
 /// order the transaction's `appAccountToken` names, when it exists, wins: the
 /// app passed our order id to StoreKit when the user paid, and Apple signed it
 /// into the transaction, so a request that names another order or another

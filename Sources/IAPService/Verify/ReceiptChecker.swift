@@ -2,10 +2,10 @@ internal import AppReceipt
 import IAPCore
 internal import SignedData
 
-/// Who checks a recorded receipt (`IAP_RECEIPT_VERIFIER`, API.md "Receipts
-/// checked here"): Apple's verifyReceipt through `AppleClient`, or this
-/// process (`AppReceiptVerifier`), then, for `server-api`, the App Store
-/// Server API per transaction (`ServerAPIConfirmation`). Either way the
+/// Who checks a recorded receipt (`IAP_RECEIPT_VERIFIER`, docs/api.md "POST
+/// /v1/receipts/verify" step 2): Apple's verifyReceipt through `AppleClient`,
+/// or this process (`AppReceiptVerifier`), then, for `server-api`, the App
+/// Store Server API per transaction (`ServerAPIConfirmation`). Either way the
 /// outcome is an `AppleOutcome` for `Verification`, so that what follows (the
 /// bundle check, the sandbox policy, delivery) does not know who checked.
 ///

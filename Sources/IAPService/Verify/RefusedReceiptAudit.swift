@@ -1,8 +1,8 @@
 import IAPCore
 import MariaDB
 
-/// The audit row of a receipt verify refused after its input checks (API.md
-/// "The tables DBAs query": every such request leaves a row): 409
+/// The audit row of a receipt verify refused after its input checks (docs/tables.md
+/// "The purchase ledger": every such request leaves a row): 409
 /// `order_user_mismatch`, a request naming another user's order, which is how
 /// someone trying receipts against orders shows. The row holds what the
 /// request said, the receipt's bytes, and `verified_at` = `received_at`:
