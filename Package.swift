@@ -22,14 +22,17 @@ let iapFCGILinkerSettings: [LinkerSetting] = [
     ]),
 ] + ["CoreFoundation", "_FoundationCShims", "_FoundationCollections", "_FoundationICU"].map { .linkedLibrary($0) }
 
+/// Linux only (Debian 12 is what is built and tested): the service calls glibc directly (`import Glibc`:
+/// threads, sockets, poll, signals) and links libfcgi, MariaDB Connector/C, libcurl and jemalloc from
+/// Debian's packages, so no other platform is declared.
+///
+/// The fuzz targets in Fuzz/ are not a package: scripts/fuzz compiles them with swiftc, together with the
+/// sources of IAPCore, SignedData and AppReceipt, instrumented for libFuzzer.
 let package = Package(
     name: "iap-fcgi",
-    platforms: [.macOS(.v13)],
     products: [
         .executable(name: "iap-fcgi", targets: ["iap-fcgi"]),
         .executable(name: "iapctl", targets: ["iapctl"]),
-        // The pure logic, for the fuzz targets in Fuzz/ (a package of its own).
-        .library(name: "IAPCore", targets: ["IAPCore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -126,6 +129,12 @@ let package = Package(
                 "IAPCore", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        // The service's glue, for what can be tested without servers: no database, no network.
+        .testTarget(
+            name: "IAPServiceTests",
+            dependencies: ["IAPService", "IAPCore", "MariaDB"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -16,10 +16,15 @@ enum RequestReader {
     }
 
     static func head(of exchange: FastCGIExchange) -> Head {
-        let method = exchange.parameter("REQUEST_METHOD") ?? "GET"
-        let uri = exchange.parameter("DOCUMENT_URI") ?? exchange.parameter("REQUEST_URI") ?? "/"
+        head(parameter: exchange.parameter)
+    }
+
+    /// The head from the FastCGI parameters `parameter` looks up by name.
+    static func head(parameter: (String) -> String?) -> Head {
+        let method = parameter("REQUEST_METHOD") ?? "GET"
+        let uri = parameter("DOCUMENT_URI") ?? parameter("REQUEST_URI") ?? "/"
         let path = uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? "/"
-        let requestID = exchange.parameter("REQUEST_ID") ?? "-"
+        let requestID = parameter("REQUEST_ID") ?? "-"
         return Head(method: method, path: path, requestID: requestID)
     }
 
