@@ -157,7 +157,7 @@ final class AppleCallSequenceTests: XCTestCase {
         XCTAssertEqual(run.verdict, .unavailable(appleStatus: 21009))
     }
 
-    /// 21002 through every retry (spread over the budget): the receipt is invalid (API.md).
+    /// 21002 through every retry (spread over the budget): the receipt is invalid (`not_paid` in docs/api.md).
     func testMalformedDataIsRetriedThenInvalid() {
         let run = run([status(21002), status(21002), status(21002)])
 

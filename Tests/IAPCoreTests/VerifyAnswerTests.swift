@@ -2,7 +2,7 @@ import IAPCore
 import XCTest
 
 final class VerifyAnswerTests: XCTestCase {
-    // MARK: - The status table of API.md
+    // MARK: - The status table of docs/api.md "The verify answer"
 
     func testStatusTable() {
         let table: [(VerifyStatus, String, Int, Int, Bool, Int?)] = [

@@ -52,7 +52,7 @@ final class WebhookConfigurationTests: XCTestCase {
         XCTAssertTrue(error?.problem.contains("loopback") ?? false, "the error says when http:// is allowed")
     }
 
-    /// API.md "Events for the game": `http://` to a loopback host (the game's PHP on the same machine).
+    /// docs/events.md "Push: the webhook": `http://` to a loopback host (the game's PHP on the same machine).
     func testPlainHTTPToALoopbackHostIsAllowed() throws {
         for url in [
             "http://127.0.0.1/iap/events", "http://127.1.2.3:9000/hook", "http://[::1]:8080/x", "http://localhost",

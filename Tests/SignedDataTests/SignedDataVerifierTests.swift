@@ -3,9 +3,10 @@ import IAPCore
 import SignedData
 import XCTest
 
-/// API.md step 2, check by check, on JWS signed with the test PKI by another
-/// implementation (Fixtures/regenerate): one good transaction and every bad
-/// input of issue 11, each refused with its own reason.
+/// docs/api.md "POST /v1/transactions/verify" step 2, check by check, on JWS
+/// signed with the test PKI by another implementation (Fixtures/regenerate):
+/// one good transaction and every bad input of issue 11, each refused with its
+/// own reason.
 final class SignedDataVerifierTests: XCTestCase {
     typealias Fixtures = SignedDataFixtures
 

@@ -170,7 +170,7 @@ def format_counter(counter):
 
 
 def assert_events_follow_transactions(db, transaction_ids=None):
-    """The `events` rules of API.md, in SQL, for these transactions (None: every transaction since
+    """The `events` rules of docs/events.md, in SQL, for these transactions (None: every transaction since
     migration 006 made the table):
 
     - the goods an events stream grants (delivered + refund_reversed - refunded) are 1 for a

@@ -1,6 +1,6 @@
 """Helpers shared by the end-to-end tests: the service's HTTP API, the stack's
 database, the App Store simulator's control port, and the assertions every test
-repeats (the error shape, the verify answer table of API.md).
+repeats (the error shape, the verify answer table of docs/api.md).
 
 The fixtures that build these objects live in conftest.py; the tests import the
 plain functions from here.
@@ -29,7 +29,7 @@ ISO_UTC_PATTERN = r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$"
 # against a slow simulator (3 attempts of IAP_APPLE_TIMEOUT_MS plus backoff).
 REQUEST_TIMEOUT = 60
 
-# status -> (HTTP status, code, finish_transaction), the table in API.md.
+# status -> (HTTP status, code, finish_transaction), the table in docs/api.md "The verify answer".
 VERIFY_ANSWERS = {
     "delivered": (200, 2, True),
     "already_delivered": (200, 1, True),
@@ -99,7 +99,7 @@ def assert_json_content_type(response):
 
 
 def assert_error(response, http_status, code):
-    """The one error shape of API.md: exactly {"error": {"code", "message"}}, as JSON."""
+    """The one error shape of docs/api.md: exactly {"error": {"code", "message"}}, as JSON."""
     where = f"{response.request.method} {response.request.path_url}"
     assert response.status_code == http_status, (
         f"{where}: expected HTTP {http_status} {code}, got {response.status_code}: {response.text[:300]!r}")

@@ -3,7 +3,7 @@
 Every call that reaches Apple must be one the retry policy counted: at most 3 per environment, however
 the connections in libcurl's pool die. And the policy's retries are spread over the budget
 (IAP_APPLE_TIMEOUT_MS, the limit on one receipt's whole conversation with Apple): a passing 21002 burst
-is outlived; one that lasts through every retry is `not_paid` (API.md), after calls spread over the budget.
+is outlived; one that lasts through every retry is `not_paid` (docs/api.md), after calls spread over the budget.
 """
 import base64
 import hashlib
@@ -92,7 +92,7 @@ def test_a_21002_burst_shorter_than_the_retries_is_outlived(api, db, simulator, 
 
 def test_a_21002_through_every_retry_is_not_paid_after_calls_spread_over_the_budget(api, db, simulator, receipts):
     """A 21002 burst longer than the whole budget: all three calls get 21002 and the answer is not_paid
-    (API.md), but only after the retries waited at least B/16 and 3B/16 (before the fix the three calls came
+    (docs/api.md), but only after the retries waited at least B/16 and 3B/16 (before the fix the three calls came
     within 0.41 s at any budget, so a passing fault of a second became a lost purchase)."""
     receipt, tid = new_receipt(receipts)
     simulator.control(force_status=21002)

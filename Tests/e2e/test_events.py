@@ -1,7 +1,7 @@
-"""The `events` table (API.md "Events for the game"): every delivery, and every refund of a
+"""The `events` table (docs/events.md): every delivery, and every refund of a
 delivered transaction, adds its row in the database transaction of the change, by every path
 (receipt verify one by one or in a batch, signed transaction verify; retry-pending is held to
-the same rule by the fault tests' `Ledger.check`). The pull SQL of API.md claims an event once.
+the same rule by the fault tests' `Ledger.check`). The pull SQL of docs/events.md claims an event once.
 """
 import importlib
 import os
@@ -17,7 +17,7 @@ from support import PAY_6, PAY_30, assert_verify_answer, new_transaction_id, new
 CERTS = Path(os.environ.get("IAP_RUN", "/tmp/iap")) / "certs"
 PURCHASE_MS = 1406193061000
 HOUR_MS = 3600 * 1000
-# What API.md tells the game to run, in the database transaction that grants the goods.
+# What docs/events.md tells the game to run, in the database transaction that grants the goods.
 CLAIM_SQL = "UPDATE events SET consumed_at = UTC_TIMESTAMP(3) WHERE event_id = %s AND consumed_at IS NULL"
 
 

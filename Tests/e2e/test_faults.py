@@ -158,7 +158,8 @@ def test_nginx_reloaded_during_a_burst(api, db, receipts, simulator, stack):
 
 # --- Apple faults on the production -> sandbox path -----------------------------------------------
 
-# Sandbox receipts are honoured for this app version (the review switch, API.md step 4).
+# Sandbox receipts are honoured for this app version (the review switch: docs/api.md
+# "POST /v1/receipts/verify" step 4).
 REVIEW_VERSION = "9.8.7-fault-tests"
 RECEIPT_ENVIRONMENTS = ("Production", "Sandbox")
 FAULT_ENVIRONMENTS = ("production", "sandbox", "both")

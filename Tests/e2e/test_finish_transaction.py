@@ -1,4 +1,4 @@
-"""Finish Transaction for deliveries with no client in the loop (API.md, the end of "POST
+"""Finish Transaction for deliveries with no client in the loop (docs/api.md, the end of "POST
 /v1/notifications/apple"): a transaction delivered by a notification or `iapctl lookup --deliver` gets a
 `transaction_finishes` row in its delivery's database transaction, and the service's worker calls
 `POST /inApps/v1/transactions/{id}/finish` (the simulator records each call) until Apple answers 2xx,

@@ -1,4 +1,4 @@
-"""POST /v1/notifications/apple: App Store Server Notifications V2 (API.md), through nginx, iap-fcgi and
+"""POST /v1/notifications/apple: App Store Server Notifications V2 (docs/api.md), through nginx, iap-fcgi and
 MariaDB, signed with the stack's test PKI as Apple signs them (an outer JWS with the signed transaction
 inside). Each row of the table of effects, forged and foreign notifications, repeats and flips, the
 claim of an unclaimed transaction by the first verify, the simulator's sending with Apple's retries, and

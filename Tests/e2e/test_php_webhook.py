@@ -139,7 +139,7 @@ def test_a_forged_or_stale_post_is_refused_and_grants_nothing(db, php_endpoint):
 
 
 def test_a_refund_request_is_answered_with_the_recorded_consumption(db, php_endpoint):
-    """The answer iap-fcgi reads from a refund_requested POST (API.md "Refund requests"). The event is the
+    """The answer iap-fcgi reads from a refund_requested POST (docs/events.md "Refund requests"). The event is the
     test's own (signed here with the new secret): nothing in this branch emits refund_requested yet."""
     transaction_id = "1000000%09d" % (int(time.time() * 1000) % 10 ** 9)
     db.execute("INSERT INTO consumption (transaction_id, consumed_milli, updated_at) VALUES (%s, 60000, UTC_TIMESTAMP(3))",

@@ -1,5 +1,5 @@
-"""IAP_RECEIPT_VERIFIER (API.md "Receipts checked here"): the same receipts, checked by Apple (the stack's
-iap-fcgi, `apple`, the default) and by iap-fcgi itself (`local`, an instance of this module's own on the
+"""IAP_RECEIPT_VERIFIER (docs/configuration.md "App receipts checked here"): the same receipts, checked by
+Apple (the stack's iap-fcgi, `apple`, the default) and by iap-fcgi itself (`local`, an instance of this module's own on the
 same database, asked over FastCGI), give the same answers, but for apple_status (null in `local`). The
 simulator signs real PKCS#7 receipts with the test PKI whose root the stack names in
 IAP_APPLE_RECEIPT_ROOT_FILE, and its verifyReceipt reads the same bytes, so each receipt below means the

@@ -1,4 +1,4 @@
-"""API.md "POST /v1/notifications/apple", its rule on order, for verify: a refund a client shows
+"""docs/api.md "POST /v1/notifications/apple", its rule on order, for verify: a refund a client shows
 (a JWS with `revocationDate`, or a receipt with `cancellation_date`) takes its place by date among the
 transaction's refund-state changes, as notifications do. One older than the last change applied
 changes nothing and is answered with the state stored: after REFUND_REVERSED, a client posting the

@@ -1,5 +1,5 @@
-"""Refund requests as Apple's other notifications shape them, with the stack's sender on (API.md "Refund
-requests: answering Apple's CONSUMPTION_REQUEST"):
+"""Refund requests as Apple's other notifications shape them, with the stack's sender on (docs/events.md "Refund
+requests"):
 
 - a request Apple has decided (a REFUND, REVOKE or REFUND_DECLINED recorded its `outcome`) is never
   answered: no PUT once the decision is stored, even when it arrives while a sender holds the row or

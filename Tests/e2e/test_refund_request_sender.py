@@ -1,4 +1,4 @@
-"""The refund-request sender (API.md "Refund requests: answering Apple's CONSUMPTION_REQUEST"): the
+"""The refund-request sender (docs/events.md "Refund requests"): the
 stack's iap-fcgi, which has the App Store Server API and no webhook, answers each pending row of
 consumption_requests with one PUT /inApps/v2/transactions/consumption/{id} to the simulator.
 

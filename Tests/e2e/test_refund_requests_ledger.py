@@ -1,5 +1,5 @@
-"""The refund-request ledger (API.md "Refund requests: answering Apple's CONSUMPTION_REQUEST", steps 1
-and 4, and "Events for the game"): a CONSUMPTION_REQUEST writes its consumption_requests row and a
+"""The refund-request ledger (docs/events.md "Refund requests", steps 1
+and 6, and "The events"): a CONSUMPTION_REQUEST writes its consumption_requests row and a
 refund_requested event in the database transaction that stores it; Apple asking again reuses the row
 while it is not sent; REFUND and REFUND_DECLINED record the outcome; a partial refund reaches the game
 with its share; the game's webhook answer {"consumption_percentage": N} is kept; `iapctl consumption`.

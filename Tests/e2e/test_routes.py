@@ -1,4 +1,4 @@
-"""Service end to end: the routes of API.md through nginx, checked in the HTTP
+"""Service end to end: the routes of docs/api.md through nginx, checked in the HTTP
 answers and in the MariaDB rows, plus the database outage and the log."""
 import json
 import re

@@ -1,4 +1,4 @@
-"""POST /v1/transactions/verify: StoreKit 2 signed transactions (API.md), through
+"""POST /v1/transactions/verify: StoreKit 2 signed transactions (docs/api.md), through
 nginx, iap-fcgi and MariaDB, signed by Tests/Simulator/signed_data.py with the
 stack's test PKI ($IAP_RUN/certs, the root iap-fcgi trusts through
 IAP_APPLE_ROOT_CA_FILE).

@@ -1,4 +1,4 @@
-"""POST /v1/transactions/verify with `{"transaction_id", "user_id"}` and no JWS (API.md): the service
+"""POST /v1/transactions/verify with `{"transaction_id", "user_id"}` and no JWS (docs/api.md): the service
 records the audit row, fetches the signed transaction from the App Store Server API (the simulator's,
 production first, the sandbox on 4040010 unless the policy is `never`) and goes on as if the JWS had been
 posted, but an id proves nothing: only a transaction whose appAccountToken names the user's order is

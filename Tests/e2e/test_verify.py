@@ -1,6 +1,6 @@
 """Receipt verification end to end: POST /v1/receipts/verify through nginx,
 iap-fcgi, the App Store simulator and MariaDB. Each test checks the answer
-against API.md and the rows in `receipts`, `transactions` and `orders`."""
+against docs/api.md and the rows in `receipts`, `transactions` and `orders`."""
 import base64
 import hashlib
 import json
@@ -16,7 +16,7 @@ from support import (PAY_30, PAY_6, PAY_98, answered_transactions, assert_error,
                      assert_verify_answer, new_transaction_id, new_user_id, utc_now)
 
 OTHER_BUNDLE_ID = "com.example.other"  # the stack's IAP_BUNDLE_IDS is com.example.game
-PURCHASE_MS = 1406193061000  # 2014-07-24 09:11:01 UTC, the purchase_date of API.md's example
+PURCHASE_MS = 1406193061000  # 2014-07-24 09:11:01 UTC, the purchase_date of docs/api.md's example
 HOUR_MS = 3600 * 1000
 
 
@@ -681,7 +681,7 @@ def test_verify_with_an_unknown_order_is_refused(api, db, receipts):
 
 
 def test_verify_with_the_order_of_another_user_is_refused_with_an_audit_row(api, db, simulator, receipts, create_order):
-    """Past the input checks: the 409 leaves its audit row (API.md "The tables DBAs query"), and Apple is
+    """Past the input checks: the 409 leaves its audit row (docs/tables.md "The purchase ledger"), and Apple is
     not asked."""
     order = create_order(new_user_id(), PAY_6)
     receipt = receipts.app_receipt(purchases(receipts, PAY_6))

@@ -1,4 +1,4 @@
-"""The webhook dispatcher (API.md "Events for the game"): iap-fcgi POSTs each
+"""The webhook dispatcher (docs/events.md "Push: the webhook"): iap-fcgi POSTs each
 `events` row to IAP_WEBHOOK_URL, signed, at least once, one user's events in
 order, with backoff for 72 hours, and never two processes the same event at once.
 
@@ -162,7 +162,7 @@ def iso(value):
 
 
 def assert_documented_post(delivery, db, row):
-    """The POST of `row` as API.md documents it: headers, signature, and a body that matches the tables."""
+    """The POST of `row` as docs/events.md documents it: headers, signature, and a body that matches the tables."""
     assert delivery.signature_ok, delivery.headers.get("x-iap-signature")
     assert delivery.event_id == str(row["event_id"])
     assert delivery.headers["content-type"] == "application/json"
@@ -467,7 +467,7 @@ def test_sigterm_finishes_the_post_under_way_and_records_it(api, db, receipts, r
 
 
 def test_pull_mode_consumes_an_event_exactly_once(api, db, receipts):
-    """The game's SQL from API.md: of two transactions racing for one event, one changes the row."""
+    """The game's SQL from docs/events.md: of two transactions racing for one event, one changes the row."""
     user_id = new_user_id()
     deliver(api, receipts, user_id)
     [row] = events_of(db, user_id)

@@ -1,4 +1,4 @@
-"""A webhook on this machine over plain HTTP (API.md "Events for the game", Push): IAP_WEBHOOK_URL may be
+"""A webhook on this machine over plain HTTP (docs/events.md "Push: the webhook"): IAP_WEBHOOK_URL may be
 `http://` when its host is loopback (the game's PHP on the same machine); any other host still needs
 `https://`. One iap-fcgi of the test's own (its own FastCGI socket, the stack's database) pushes to a
 plain-HTTP receiver on 127.0.0.1; deliveries go through nginx and the stack's iap-fcgi as in

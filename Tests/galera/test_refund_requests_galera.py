@@ -1,4 +1,4 @@
-"""Two iap-fcgi instances on one Galera cluster answer each refund request once (API.md "Refund
+"""Two iap-fcgi instances on one Galera cluster answer each refund request once (docs/events.md "Refund
 requests"): both run the sender, each leases a request in a committed transaction before its PUT, and a
 lease taken at once on two nodes loses at certification for one of them.
 

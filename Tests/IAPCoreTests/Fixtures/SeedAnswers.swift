@@ -1,6 +1,7 @@
-/// Real answers of verifyReceipt quoted by the seed blog posts, which print them
-/// as NSDictionary descriptions. Converted back to the JSON Apple sent: `status`
-/// a number, every other value a string (DOMAIN.md), keys and values unchanged.
+/// Real answers of verifyReceipt quoted by the seed blog posts, which print
+/// them as NSDictionary descriptions. Converted back to the JSON Apple sent:
+/// `status` a number, every other value a string (docs/apple.md
+/// "verifyReceipt"), keys and values unchanged.
 enum SeedAnswers {
     /// seeds/000_5ae93e5acde5d4e5.txt, first log: an iOS 6 transaction receipt.
     static let ios6TransactionReceipt = #"""
