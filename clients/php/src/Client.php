@@ -5,7 +5,7 @@ declare(strict_types=1);
 namespace IapFcgi;
 
 /**
- * Orders and verification for a PHP backend in front of iap-fcgi (API.md: POST /v1/orders,
+ * Orders and verification for a PHP backend in front of iap-fcgi (docs/api.md: POST /v1/orders,
  * /v1/receipts/verify, /v1/transactions/verify), over the curl extension.
  *
  * A 503 (`retry_later`) is sent again after its Retry-After, at most `maxRetries` times and only when

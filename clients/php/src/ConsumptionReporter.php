@@ -7,7 +7,7 @@ namespace IapFcgi;
 use PDO;
 
 /**
- * The game's side of refund requests (API.md "Refund requests"). iap-fcgi answers Apple's
+ * The game's side of refund requests (docs/events.md "Refund requests"). iap-fcgi answers Apple's
  * CONSUMPTION_REQUEST only for a user whose consent is in force, with the consumption the game
  * reports: in the answer to the `refund_requested` webhook, else from the `consumption` table.
  * Consumption is in milliunits: 0 (nothing used) to 100000 (all of it).

@@ -4,7 +4,7 @@ declare(strict_types=1);
 
 namespace IapFcgi;
 
-/** `events.type` (API.md "Events for the game"). */
+/** `events.type` (docs/events.md "The events"). */
 enum EventType: string
 {
     /** Grant the goods. */

@@ -5,7 +5,7 @@ declare(strict_types=1);
 namespace IapFcgi;
 
 /**
- * Checks a webhook POST from iap-fcgi and decodes its event (API.md "Events for the game", Push).
+ * Checks a webhook POST from iap-fcgi and decodes its event (docs/events.md "Push: the webhook").
  *
  * The header is `X-IAP-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, keyed with
  * IAP_WEBHOOK_SECRET. The time is inside the signed text, so a POST recorded by someone and replayed
