@@ -6,9 +6,12 @@
 - docs/configuration.md documents, once each, exactly the IAP_* variables the Swift code reads, and
   deploy/iap-fcgi.env.example offers every one the service reads (those of its "iapctl only" section
   excepted) and no other.
+- The code, tests, scripts and packaging cite the reference in docs/, never the contract or domain notes
+  that live outside the repository (a clone does not have them), and every docs/ page they cite exists.
 """
 
 import re
+import subprocess
 from pathlib import Path
 
 import yaml
@@ -26,6 +29,13 @@ ROUTE_HEADING = re.compile(r"^#{2,4} (" + "|".join(HTTP_METHODS) + r") (/\S+?)(?
 VARIABLE_ROW = re.compile(r"^\|\s*`(IAP_[A-Z0-9_]+)`\s*\|")
 # A variable name as a whole Swift string literal: reader["IAP_DB_HOST"], getenv("IAP_ENV_FILE").
 VARIABLE_LITERAL = re.compile(r'"(IAP_[A-Z0-9_]+)"')
+# The paths whose files must cite docs/ only (README.md, the guide, links to docs/ itself).
+CITING_PATHS = ("Sources", "Tests", "scripts", "clients", "deploy", "nginx", "sql", "Fuzz", "Benchmarks",
+                "openapi.yaml", "Package.swift")
+# The contract and the domain notes the project was built from: files outside the repository.
+OUTSIDE_REFERENCE = re.compile(r"\b(?:API|DOMAIN)\.md\b")
+# A page of the reference as the code cites it: docs/api.md, docs/apple.md.
+DOCS_PAGE = re.compile(r"\bdocs/([a-z0-9_-]+\.md)\b")
 
 
 def served_routes():
@@ -133,3 +143,31 @@ def test_env_example_offers_every_variable_of_the_service():
     service = {name for name, section in documented_variable_rows() if section != "iapctl only"}
     assert not sorted(service - example), f"missing from deploy/iap-fcgi.env.example: {sorted(service - example)}"
     assert not sorted(example - service), f"in deploy/iap-fcgi.env.example, not a variable of the service: {sorted(example - service)}"
+
+
+def tracked_citing_files():
+    """(path, text) of every file git tracks under CITING_PATHS that is present and reads as UTF-8."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--", *CITING_PATHS], cwd=ROOT, check=True,
+                            capture_output=True).stdout.decode().split("\0")
+    files = []
+    for name in filter(None, listed):
+        path = ROOT / name
+        if path.is_file():
+            try:
+                files.append((name, path.read_text(encoding="utf-8")))
+            except UnicodeDecodeError:
+                continue
+    assert len(files) > 100, f"only {len(files)} tracked files under {CITING_PATHS}: is this a git checkout?"
+    return files
+
+
+def test_no_file_cites_a_reference_outside_the_repository():
+    citing = sorted(f"{name}:{number}" for name, text in tracked_citing_files()
+                    for number, line in enumerate(text.splitlines(), 1) if OUTSIDE_REFERENCE.search(line))
+    assert not citing, f"cite a file outside the repository (cite docs/, or state the rule): {citing}"
+
+
+def test_every_docs_page_cited_exists():
+    missing = sorted({f"{name}: docs/{page}" for name, text in tracked_citing_files()
+                      for page in DOCS_PAGE.findall(text) if not (DOCS / page).is_file()})
+    assert not missing, f"cite a docs/ page that does not exist: {missing}"

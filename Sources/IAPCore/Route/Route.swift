@@ -1,4 +1,4 @@
-/// The routes of the contract (API.md). Everything else is a 404, and a known
+/// The routes of the contract (docs/api.md). Everything else is a 404, and a known
 /// path with another method a 405.
 public enum Route: Sendable, Equatable, CaseIterable {
     case createOrder
