@@ -66,6 +66,9 @@ public struct ServiceConfiguration: Equatable, Sendable {
     public var consumption: ConsumptionSetting
     /// `IAP_CONSOLE_*`: nil (the default) serves no support console; see `ConsoleConfiguration`.
     public var console: ConsoleConfiguration? = nil
+    /// `IAP_GOOGLE_PACKAGES`, `IAP_GOOGLE_SERVICE_ACCOUNT_FILE`, `IAP_GOOGLE_API_URL`,
+    /// `IAP_GOOGLE_TIMEOUT_MS`: Google Play; see `GooglePlayConfiguration`.
+    public var googlePlay = GooglePlayConfiguration()
 
     public static let defaultProductionURL = "https://buy.itunes.apple.com/verifyReceipt"
     public static let defaultSandboxURL = "https://sandbox.itunes.apple.com/verifyReceipt"
@@ -231,6 +234,7 @@ public struct ServiceConfiguration: Equatable, Sendable {
             operations: try OperationsConfiguration.fromEnvironment(env),
             consumption: try ConsumptionSetting.fromEnvironment(reader))
         configuration.console = try ConsoleConfiguration.fromEnvironment(env, publicListen: listen)
+        configuration.googlePlay = try GooglePlayConfiguration.fromEnvironment(env)
         return configuration
     }
 
