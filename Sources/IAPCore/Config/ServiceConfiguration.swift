@@ -69,6 +69,8 @@ public struct ServiceConfiguration: Equatable, Sendable {
     /// `IAP_GOOGLE_PACKAGES`, `IAP_GOOGLE_SERVICE_ACCOUNT_FILE`, `IAP_GOOGLE_API_URL`,
     /// `IAP_GOOGLE_TIMEOUT_MS`: Google Play; see `GooglePlayConfiguration`.
     public var googlePlay = GooglePlayConfiguration()
+    /// `IAP_GOOGLE_PUSH_*`: nil (the default) leaves `POST /v1/notifications/google` unconfigured; see `GooglePushConfiguration`.
+    public var googlePush: GooglePushConfiguration? = nil
 
     public static let defaultProductionURL = "https://buy.itunes.apple.com/verifyReceipt"
     public static let defaultSandboxURL = "https://sandbox.itunes.apple.com/verifyReceipt"
@@ -235,6 +237,7 @@ public struct ServiceConfiguration: Equatable, Sendable {
             consumption: try ConsumptionSetting.fromEnvironment(reader))
         configuration.console = try ConsoleConfiguration.fromEnvironment(env, publicListen: listen)
         configuration.googlePlay = try GooglePlayConfiguration.fromEnvironment(env)
+        configuration.googlePush = try GooglePushConfiguration.fromEnvironment(env)
         return configuration
     }
 

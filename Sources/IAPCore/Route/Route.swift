@@ -5,6 +5,7 @@ public enum Route: Sendable, Equatable, CaseIterable {
     case verifyReceipt
     case verifyTransaction
     case appleNotification
+    case googleNotification
     case version
     case health
 
@@ -15,6 +16,7 @@ public enum Route: Sendable, Equatable, CaseIterable {
         case .verifyReceipt: return "/v1/receipts/verify"
         case .verifyTransaction: return "/v1/transactions/verify"
         case .appleNotification: return "/v1/notifications/apple"
+        case .googleNotification: return "/v1/notifications/google"
         case .version: return "/v1/version"
         case .health: return "/v1/health"
         }
@@ -23,6 +25,7 @@ public enum Route: Sendable, Equatable, CaseIterable {
     public var method: String {
         switch self {
         case .createOrder, .verifyReceipt, .verifyTransaction, .appleNotification: return "POST"
+        case .googleNotification: return "POST"
         case .version, .health: return "GET"
         }
     }

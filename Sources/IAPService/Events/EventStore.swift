@@ -16,10 +16,11 @@ struct EventStore {
         let environment: AppleEnvironment
         /// When it happened; nil: now.
         let occurredAtMs: Int64?
+        let store: PurchaseStore
 
         init(
             _ type: GameEventType, _ transaction: AppleTransaction, orderID: String, userID: String,
-            environment: AppleEnvironment, occurredAtMs: Int64? = nil
+            environment: AppleEnvironment, occurredAtMs: Int64? = nil, store: PurchaseStore = .appStore
         ) {
             self.type = type
             self.transaction = transaction
@@ -27,6 +28,7 @@ struct EventStore {
             self.userID = userID
             self.environment = environment
             self.occurredAtMs = occurredAtMs
+            self.store = store
         }
     }
 
@@ -49,7 +51,7 @@ struct EventStore {
     @discardableResult
     private func insert(_ events: ArraySlice<NewEvent>, at time: Timestamp) throws(MariaDBError) -> UInt64 {
         var parameters: [SQLValue] = []
-        parameters.reserveCapacity(events.count * 10)
+        parameters.reserveCapacity(events.count * 11)
         for event in events {
             let transaction = event.transaction
             parameters += [
@@ -57,13 +59,14 @@ struct EventStore {
                 .text(transaction.originalTransactionID), .text(event.orderID), .text(event.userID),
                 .text(transaction.productID), .integer(Int64(transaction.quantity)), .text(event.environment.rawValue),
                 .text(event.occurredAtMs.map(AppleDate.sqlDateTime) ?? time.sql), .text(time.sql),
+                .text(event.store.rawValue),
             ]
         }
         let inserted = try connection.execute(
             """
             INSERT INTO events (type, transaction_id, original_transaction_id, order_id, user_id, product_id,
-              quantity, environment, occurred_at, created_at)
-            VALUES \(SQLPlaceholders.rows(events.count, columns: 10))
+              quantity, environment, occurred_at, created_at, store)
+            VALUES \(SQLPlaceholders.rows(events.count, columns: 11))
             """,
             parameters)
         try inserted.requireRows(events.count, "INSERT INTO events")

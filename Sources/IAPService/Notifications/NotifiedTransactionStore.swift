@@ -102,14 +102,32 @@ struct NotifiedTransactionStore {
     func markRefunded(
         _ transaction: SignedTransaction, orderID: String?, signedDate: Int64, at time: Timestamp
     ) throws(MariaDBError) {
+        try markRefunded(
+            transaction.transactionID, revocation: Self.revocation(of: transaction, signedDate: signedDate),
+            orderID: orderID, signedDate: signedDate, at: time)
+    }
+
+    /// Refunded in whole by a store that tells only when (Google Play): no
+    /// revocation details; its order too when it had one.
+    func markRefunded(
+        _ transactionID: String, refundedAtMs: Int64, orderID: String?, at time: Timestamp
+    ) throws(MariaDBError) {
+        try markRefunded(
+            transactionID, revocation: [.text(AppleDate.sqlDateTime(ms: refundedAtMs)), .null, .null, .null],
+            orderID: orderID, signedDate: refundedAtMs, at: time)
+    }
+
+    /// `revocation`: `cancellation_date`, `revocation_reason`, `revocation_type`, `revocation_percentage`.
+    private func markRefunded(
+        _ transactionID: String, revocation: [SQLValue], orderID: String?, signedDate: Int64, at time: Timestamp
+    ) throws(MariaDBError) {
         try connection.execute(
             """
             UPDATE transactions SET state = 'refunded', cancellation_date = ?, revocation_reason = ?,
               revocation_type = ?, revocation_percentage = ?, notification_signed_at = ?
             WHERE transaction_id = ?
             """,
-            Self.revocation(of: transaction, signedDate: signedDate)
-                + [.text(AppleDate.sqlDateTime(ms: signedDate)), .text(transaction.transactionID)]
+            revocation + [.text(AppleDate.sqlDateTime(ms: signedDate)), .text(transactionID)]
         ).requireRows(1, "UPDATE transactions refunded by a notification")
         if let orderID { try setOrderStatus(orderID, "refunded", at: time) }
     }

@@ -9,4 +9,6 @@ struct HTTPRequest: Sendable {
     let body: [UInt8]
     /// The client's address as nginx saw it.
     let clientAddress: String?
+    /// The `Authorization` header (a Pub/Sub push's Bearer token); nil when absent.
+    var authorization: String? = nil
 }

@@ -37,6 +37,7 @@ enum RequestReader {
         }
         return HTTPRequest(
             method: head.method, path: head.path, query: exchange.parameter("QUERY_STRING") ?? "",
-            body: body, clientAddress: exchange.parameter("REMOTE_ADDR"))
+            body: body, clientAddress: exchange.parameter("REMOTE_ADDR"),
+            authorization: exchange.parameter("HTTP_AUTHORIZATION"))
     }
 }

@@ -6,6 +6,7 @@ struct Router: Sendable {
     let verify: VerifyRoute
     let transactions: TransactionsRoute
     let notifications: NotificationsRoute
+    let googleNotifications: GoogleNotificationsRoute
     let version: VersionRoute
     let health: HealthRoute
 
@@ -21,6 +22,8 @@ struct Router: Sendable {
             transactions.handle(request, responder: responder, worker: worker)
         case .success(.appleNotification):
             responder.send(notifications.handle(request, worker: worker))
+        case .success(.googleNotification):
+            responder.send(googleNotifications.handle(request, worker: worker))
         case .success(.version):
             responder.send(version.handle(request))
         case .success(.health):

@@ -124,6 +124,8 @@ public final class Service: Sendable {
             notifications: NotificationsRoute(
                 verifier: signedData, bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy,
                 settings: settings),
+            googleNotifications: GoogleNotificationsRoute(
+                push: configuration.googlePush, packages: configuration.googlePlay.packages, caFile: configuration.caFile),
             version: VersionRoute(settings: settings), health: HealthRoute())
         let appStoreServer = self.appStoreServer
         console = try configuration.console.map {

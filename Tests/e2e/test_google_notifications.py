@@ -1,0 +1,167 @@
+"""docs/api.md "POST /v1/notifications/google": Google Play's real-time developer notifications, pushed by
+Cloud Pub/Sub with an OIDC token. The Google Play double (Tests/Simulator/googleplay_sim.py) signs
+pushes with the key its JWKS publishes (`trusted`) or one it does not (`untrusted`); the service
+fetches that JWKS over TLS. A push that does not authenticate is 401 with nothing stored; one that does
+is stored once per messageId, with its effect, before the 204. A full void of a delivered Google
+purchase refunds it as Apple's REFUND does."""
+import hashlib
+import os
+import time
+import uuid
+
+import pytest
+import requests
+
+from notification_support import event_invariant_violations
+from support import PAY_6, new_user_id
+
+PACKAGE = "com.example.game"
+ROUTE = "/v1/notifications/google"
+
+
+@pytest.fixture(scope="module")
+def google():
+    url = os.environ.get("GOOGLE_SIM_CONTROL_URL")
+    if not url:
+        pytest.fail("GOOGLE_SIM_CONTROL_URL is not set: eval \"$(scripts/stack env)\"", pytrace=False)
+    return url
+
+
+def new_message_id():
+    return str(uuid.uuid4().int % 10**16)
+
+
+def developer_notification(package=PACKAGE, **kind):
+    return {"version": "1.0", "packageName": package, "eventTimeMillis": str(int(time.time() * 1000)),
+            **(kind or {"testNotification": {"version": "1.0"}})}
+
+
+def signed_push(google, notification, key="trusted", claims=None, message_id=None):
+    """(body, Authorization header) of a push the double signs."""
+    answer = requests.post(google + "/push/sign", json={
+        "key": key, "claims": claims or {}, "notification": notification,
+        "message_id": message_id or new_message_id()}, timeout=10)
+    assert answer.status_code == 200, answer.text
+    document = answer.json()
+    return document["body"], document["authorization"]
+
+
+def push(api, body, authorization):
+    return api.request("POST", ROUTE, json=body, headers={"Authorization": authorization})
+
+
+def stored(db, message_id):
+    return db.one("SELECT * FROM google_notifications WHERE message_id = %s", message_id)
+
+
+def test_a_trusted_push_is_stored_before_the_204(api, db, google):
+    body, authorization = signed_push(google, developer_notification())
+    response = push(api, body, authorization)
+    assert response.status_code == 204, response.text
+    row = stored(db, body["message"]["messageId"])
+    assert (row["package_name"], row["kind"], row["effect"]) == (PACKAGE, "test", "stored"), row
+
+
+@pytest.mark.parametrize("key, claims", [
+    ("untrusted", {}),
+    ("trusted", {"aud": "https://someone-else.example.com/push"}),
+    ("trusted", {"email": "intruder@evil.iam.gserviceaccount.com"}),
+    ("trusted", {"email_verified": False}),
+    ("trusted", {"iat": int(time.time()) - 7200, "exp": int(time.time()) - 3600}),
+], ids=["untrusted-key", "wrong-aud", "wrong-email", "email-not-verified", "expired"])
+def test_a_push_that_does_not_authenticate_is_401_and_stores_nothing(api, db, google, key, claims):
+    body, authorization = signed_push(google, developer_notification(), key=key, claims=claims)
+    response = push(api, body, authorization)
+    assert response.status_code == 401, response.text
+    assert response.json()["error"]["code"] == "unauthorized"
+    assert stored(db, body["message"]["messageId"]) is None
+
+
+def test_a_push_without_a_token_is_401(api, db, google):
+    body, _ = signed_push(google, developer_notification())
+    response = api.request("POST", ROUTE, json=body)
+    assert response.status_code == 401, response.text
+    assert stored(db, body["message"]["messageId"]) is None
+
+
+def test_the_same_message_twice_is_one_row(api, db, google):
+    message_id = new_message_id()
+    for _ in range(2):
+        body, authorization = signed_push(
+            google, developer_notification(subscriptionNotification={"version": "1.0"}), message_id=message_id)
+        assert push(api, body, authorization).status_code == 204
+    assert db.scalar("SELECT COUNT(*) FROM google_notifications WHERE message_id = %s", message_id) == 1
+    assert stored(db, message_id)["kind"] == "subscription"
+
+
+def test_a_package_not_configured_is_stored_ignored(api, db, google):
+    token = "tok-" + uuid.uuid4().hex
+    body, authorization = signed_push(google, developer_notification(
+        package="com.example.not-ours",
+        voidedPurchaseNotification={"purchaseToken": token, "orderId": "GPA.0000-0000-0000-00000",
+                                    "productType": 2, "refundType": 1}))
+    assert push(api, body, authorization).status_code == 204
+    assert stored(db, body["message"]["messageId"])["effect"] == "ignored"
+
+
+def delivered_google_purchase(api, db):
+    """A Google purchase delivered to a new user's order, with its `delivered` event, written as the
+    verify route writes them: (order_id, transaction_id, purchase_token)."""
+    user = new_user_id()
+    order_id = api.create_order(user)["order_id"]
+    token = "gp-token-" + uuid.uuid4().hex + ".AO-J1O" + uuid.uuid4().hex
+    transaction_id = f"GPA.{uuid.uuid4().int % 10**4:04d}-{uuid.uuid4().int % 10**4:04d}-" \
+                     f"{uuid.uuid4().int % 10**4:04d}-{uuid.uuid4().int % 10**5:05d}"
+    db.execute("UPDATE orders SET status = 'delivered' WHERE order_id = %s", order_id)
+    db.execute(
+        """INSERT INTO transactions (transaction_id, store, original_transaction_id, purchase_token,
+             purchase_token_sha256, order_id, user_id, product_id, quantity, environment, purchase_date, state,
+             created_at, delivered_at)
+           VALUES (%s, 'google_play', %s, %s, %s, %s, %s, %s, 1, 'Production', UTC_TIMESTAMP(3), 'delivered',
+             UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))""",
+        transaction_id, transaction_id, token, hashlib.sha256(token.encode()).hexdigest(), order_id, user, PAY_6)
+    db.execute(
+        """INSERT INTO events (type, store, transaction_id, original_transaction_id, order_id, user_id, product_id,
+             quantity, environment, occurred_at, created_at)
+           VALUES ('delivered', 'google_play', %s, %s, %s, %s, %s, 1, 'Production', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))""",
+        transaction_id, transaction_id, order_id, user, PAY_6)
+    return order_id, transaction_id, token
+
+
+def voided(token, order_id, refund_type=1):
+    return developer_notification(voidedPurchaseNotification={
+        "purchaseToken": token, "orderId": order_id, "productType": 2, "refundType": refund_type})
+
+
+def test_a_full_void_refunds_the_delivered_purchase_once(api, db, google):
+    order_id, transaction_id, token = delivered_google_purchase(api, db)
+    message_id = new_message_id()
+    for _ in range(2):   # Pub/Sub pushes at least once
+        body, authorization = signed_push(google, voided(token, transaction_id), message_id=message_id)
+        assert push(api, body, authorization).status_code == 204
+    # Another message telling the same refund (voided-sync, a second publish) changes nothing more.
+    again, authorization = signed_push(google, voided(token, transaction_id))
+    assert push(api, again, authorization).status_code == 204
+
+    row = db.transaction(transaction_id)
+    assert (row["state"], row["store"]) == ("refunded", "google_play"), row
+    assert row["cancellation_date"] is not None
+    assert db.order(order_id)["status"] == "refunded"
+    events = db.query(
+        "SELECT type, store, order_id FROM events WHERE transaction_id = %s ORDER BY event_id", transaction_id)
+    assert events == [{"type": kind, "store": "google_play", "order_id": order_id}
+                      for kind in ("delivered", "refunded")], events
+    assert stored(db, message_id)["effect"] == "refunded"
+    assert stored(db, again["message"]["messageId"])["effect"] == "unchanged"
+    assert stored(db, message_id)["purchase_token_sha256"] == hashlib.sha256(token.encode()).hexdigest()
+    assert event_invariant_violations(db) == []
+
+
+def test_a_partial_void_is_stored_and_takes_nothing_back_yet(api, db, google):
+    order_id, transaction_id, token = delivered_google_purchase(api, db)
+    body, authorization = signed_push(google, voided(token, transaction_id, refund_type=2))
+    assert push(api, body, authorization).status_code == 204
+    assert stored(db, body["message"]["messageId"])["effect"] == "stored"
+    assert db.transaction(transaction_id)["state"] == "delivered"
+    assert db.scalar("SELECT COUNT(*) FROM events WHERE transaction_id = %s AND type = 'refunded'",
+                     transaction_id) == 0
