@@ -1,12 +1,12 @@
 /// Why an app receipt was refused: one case per check of docs/apple.md "App
-/// receipts checked here", in the order they run, but for the bounds on the receipt's
-/// shape (the last four), which run first, before any of it is parsed
-/// (`ReceiptShapeBounds`). The raw values are stable: they are
-/// what the receipt's audit row (`receipts.signed_data_error`, beside the JWS
-/// refusals of `SignedDataError`, whose names they share where the check is
-/// the same) and the metrics' `check` label say. Every case
-/// is the client's `not_paid` (as Apple's 21002/21003); none says anything
-/// about the service's health, and the client is told none of them.
+/// receipts checked here", in the order they run, but for the bounds on the
+/// receipt's shape (the last four), which run first, before any of it is parsed
+/// (`ReceiptShapeBounds`). The raw values are stable: they are what the
+/// receipt's audit row (`receipts.signed_data_error`, beside the JWS refusals
+/// of `SignedDataError`, whose names they share where the check is the same)
+/// and the metrics' `check` label say. Every case is the client's `not_paid`
+/// (as Apple's 21002/21003); none says anything about the service's health, and
+/// the client is told none of them.
 public enum AppReceiptError: String, Error, Equatable, Sendable, CaseIterable {
     /// Not BER or DER (truncated, lengths beyond the input), or not a PKCS#7
     /// ContentInfo holding SignedData.

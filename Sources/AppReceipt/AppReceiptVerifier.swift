@@ -6,14 +6,15 @@ import Synchronization
 import _CryptoExtras
 
 /// Checks an iOS 7+ app receipt with no network call, as docs/apple.md "App
-/// receipts checked here" says, in this order: the PKCS#7 SignedData structure (DER or
-/// BER, `data` content, one signer); the signer's leaf and its intermediate,
-/// from the receipt, chained to one of `roots` with swift-certificates'
-/// `Verifier` (RFC 5280 and Apple's marker OIDs, `ReceiptMarkerPolicy`); the
-/// RSA signature with the leaf's key; the payload; every certificate valid at
-/// the receipt's creation date (field 12), not now: Apple's signing
-/// certificates expire while the receipts they signed stay valid; and the
-/// environment (`Production`, or `ProductionSandbox` read as `Sandbox`).
+/// receipts checked here" says, in this order: the PKCS#7 SignedData structure
+/// (DER or BER, `data` content, one signer); the signer's leaf and its
+/// intermediate, from the receipt, chained to one of `roots` with
+/// swift-certificates' `Verifier` (RFC 5280 and Apple's marker OIDs,
+/// `ReceiptMarkerPolicy`); the RSA signature with the leaf's key; the payload;
+/// every certificate valid at the receipt's creation date (field 12), not now:
+/// Apple's signing certificates expire while the receipts they signed stay
+/// valid; and the environment (`Production`, or `ProductionSandbox` read as
+/// `Sandbox`).
 ///
 /// Pure CPU work, safe to call from several threads at once. Path validations
 /// are cached as `SignedDataVerifier` caches them (`VerifiedChainCache`), once
