@@ -165,3 +165,22 @@ def test_a_partial_void_is_stored_and_takes_nothing_back_yet(api, db, google):
     assert db.transaction(transaction_id)["state"] == "delivered"
     assert db.scalar("SELECT COUNT(*) FROM events WHERE transaction_id = %s AND type = 'refunded'",
                      transaction_id) == 0
+
+
+def jwks_fetches(google):
+    calls = requests.get(google + "/calls", timeout=10).json()["calls"]
+    return sum(1 for call in calls if call["endpoint"] == "jwks")
+
+
+def test_unknown_key_ids_fetch_the_keys_at_most_once_a_minute(api, db, google):
+    # A trusted push first: Google's keys are held from here on.
+    body, authorization = signed_push(google, developer_notification())
+    assert push(api, body, authorization).status_code == 204
+    before = jwks_fetches(google)
+    for _ in range(5):
+        body, authorization = signed_push(google, developer_notification(), key="untrusted")
+        assert push(api, body, authorization).status_code == 401
+    assert jwks_fetches(google) - before <= 1
+    # The keys held still check trusted pushes without a fetch.
+    body, authorization = signed_push(google, developer_notification())
+    assert push(api, body, authorization).status_code == 204
