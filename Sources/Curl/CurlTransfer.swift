@@ -137,8 +137,11 @@ public final class CurlTransfer {
         if extraHeaders.isEmpty {
             try useHeaders(headers)
         } else {
-            var list: UnsafeMutablePointer<curl_slist>? = curl_slist_append(nil, "Content-Type: application/json")
-            for header in ["Expect:"] + extraHeaders {
+            // A body of another type (a form) names its own Content-Type among `extraHeaders`.
+            let ownType = extraHeaders.contains { $0.lowercased().hasPrefix("content-type:") }
+            var list: UnsafeMutablePointer<curl_slist>? =
+                curl_slist_append(nil, ownType ? "Expect:" : "Content-Type: application/json")
+            for header in (ownType ? [] : ["Expect:"]) + extraHeaders {
                 list = curl_slist_append(list, header)
             }
             try useHeaders(list)

@@ -4,6 +4,7 @@ public enum Route: Sendable, Equatable, CaseIterable {
     case createOrder
     case verifyReceipt
     case verifyTransaction
+    case verifyGooglePurchase
     case appleNotification
     case googleNotification
     case version
@@ -15,6 +16,7 @@ public enum Route: Sendable, Equatable, CaseIterable {
         case .createOrder: return "/v1/orders"
         case .verifyReceipt: return "/v1/receipts/verify"
         case .verifyTransaction: return "/v1/transactions/verify"
+        case .verifyGooglePurchase: return "/v1/google/purchases/verify"
         case .appleNotification: return "/v1/notifications/apple"
         case .googleNotification: return "/v1/notifications/google"
         case .version: return "/v1/version"
@@ -25,7 +27,7 @@ public enum Route: Sendable, Equatable, CaseIterable {
     public var method: String {
         switch self {
         case .createOrder, .verifyReceipt, .verifyTransaction, .appleNotification: return "POST"
-        case .googleNotification: return "POST"
+        case .verifyGooglePurchase, .googleNotification: return "POST"
         case .version, .health: return "GET"
         }
     }

@@ -5,6 +5,7 @@ struct Router: Sendable {
     let orders: OrdersRoute
     let verify: VerifyRoute
     let transactions: TransactionsRoute
+    let googlePurchases: GooglePurchaseRoute
     let notifications: NotificationsRoute
     let googleNotifications: GoogleNotificationsRoute
     let version: VersionRoute
@@ -20,6 +21,8 @@ struct Router: Sendable {
             verify.handle(request, responder: responder, worker: worker)
         case .success(.verifyTransaction):
             transactions.handle(request, responder: responder, worker: worker)
+        case .success(.verifyGooglePurchase):
+            googlePurchases.handle(request, responder: responder, worker: worker)
         case .success(.appleNotification):
             responder.send(notifications.handle(request, worker: worker))
         case .success(.googleNotification):

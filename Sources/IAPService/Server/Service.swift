@@ -19,6 +19,8 @@ public final class Service: Sendable {
     private let webhook: WebhookDispatcher?
     /// Finishes at Apple what was delivered with no client, on a thread of its own; nil without `appStoreServer`.
     private let finisher: TransactionFinisher?
+    /// Verifies Google Play purchases and consumes them at Google, on threads of its own; nil without Google Play.
+    private let googlePurchases: GooglePurchaseVerifier?
     /// Answers Apple's refund requests on a thread of its own; nil without the Server API or with `IAP_CONSUMPTION=off`.
     private let consumption: ConsumptionSender?
     private let inflight = InflightCounter()
@@ -118,9 +120,12 @@ public final class Service: Sendable {
             fetches: fetches, queueLimit: configuration.verifyQueueLimit)
         signedTransactions.start(count: Self.signedTransactionThreads, database: database)
         let transactions = TransactionsRoute(verifier: signedData, batches: signedTransactions, fetches: fetches)
+        googlePurchases = try GooglePurchaseVerifier.started(
+            configuration: configuration, settings: settings, apple: apple, database: database)
         router = Router(
             orders: OrdersRoute(settings: settings), verify: VerifyRoute(recorder: recorder, replays: replays, replayAudit: replayAudit),
             transactions: transactions,
+            googlePurchases: GooglePurchaseRoute(verifier: self.googlePurchases),
             notifications: NotificationsRoute(
                 verifier: signedData, bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy,
                 settings: settings),
@@ -164,6 +169,7 @@ public final class Service: Sendable {
         consoleThreads.forEach(joinThread)
         let drained = inflight.waitUntilIdle(seconds: Self.shutdownGraceSeconds)
         finisher?.stop()  // before Apple's client: its calls end first
+        googlePurchases?.stop()  // likewise
         consumption?.stop()  // before Apple's client: its PUT under way completes there
         apple.stop()
         webhook?.stop()
