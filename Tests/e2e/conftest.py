@@ -115,6 +115,12 @@ def simulator():
 
 
 @pytest.fixture(scope="session")
+def google():
+    """The Google Play double's control URL (Tests/Simulator/googleplay_sim.py): purchases, push signing, calls."""
+    return required_env("GOOGLE_SIM_CONTROL_URL")
+
+
+@pytest.fixture(scope="session")
 def receipts():
     """Tests/Simulator/receipts.py: makes the receipts the simulator accepts."""
     return importlib.import_module("receipts")

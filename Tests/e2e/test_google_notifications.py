@@ -5,7 +5,6 @@ fetches that JWKS over TLS. A push that does not authenticate is 401 with nothin
 is stored once per messageId, with its effect, before the 204. A full void of a delivered Google
 purchase refunds it as Apple's REFUND does."""
 import hashlib
-import os
 import time
 import uuid
 
@@ -17,14 +16,6 @@ from support import PAY_6, new_user_id
 
 PACKAGE = "com.example.game"
 ROUTE = "/v1/notifications/google"
-
-
-@pytest.fixture(scope="module")
-def google():
-    url = os.environ.get("GOOGLE_SIM_CONTROL_URL")
-    if not url:
-        pytest.fail("GOOGLE_SIM_CONTROL_URL is not set: eval \"$(scripts/stack env)\"", pytrace=False)
-    return url
 
 
 def new_message_id():
