@@ -175,3 +175,18 @@ def test_unknown_key_ids_fetch_the_keys_at_most_once_a_minute(api, db, google):
     # The keys held still check trusted pushes without a fetch.
     body, authorization = signed_push(google, developer_notification())
     assert push(api, body, authorization).status_code == 204
+
+
+def test_without_the_push_settings_the_route_is_not_configured(api, db, google, stack):
+    body, authorization = signed_push(google, developer_notification())
+    stack("stop iap-fcgi")
+    stack("start iap-fcgi", IAP_GOOGLE_PUSH_AUDIENCE="", IAP_GOOGLE_PUSH_SERVICE_ACCOUNT="")
+    try:
+        response = push(api, body, authorization)
+        assert response.status_code == 503, response.text
+        assert response.json()["error"]["code"] == "google_not_configured"
+        assert stored(db, body["message"]["messageId"]) is None
+    finally:
+        stack("stop iap-fcgi")
+        stack("start iap-fcgi")
+    assert push(api, body, authorization).status_code == 204
