@@ -190,3 +190,12 @@ def test_without_the_push_settings_the_route_is_not_configured(api, db, google, 
         stack("stop iap-fcgi")
         stack("start iap-fcgi")
     assert push(api, body, authorization).status_code == 204
+
+
+def test_a_full_void_finds_the_purchase_by_its_order_id_when_the_token_is_not_stored(api, db, google):
+    order_id, transaction_id, _ = delivered_google_purchase(api, db)
+    body, authorization = signed_push(google, voided("another-token-" + uuid.uuid4().hex, transaction_id))
+    assert push(api, body, authorization).status_code == 204
+    assert stored(db, body["message"]["messageId"])["effect"] == "refunded"
+    assert db.transaction(transaction_id)["state"] == "refunded"
+    assert db.order(order_id)["status"] == "refunded"

@@ -48,19 +48,25 @@ struct GoogleNotificationStore {
         let userID: String?
     }
 
-    /// The Google purchase of `purchaseToken` (else of Google's `orderID`), locked until the database transaction ends.
+    /// The Google purchase of `purchaseToken` (else of Google's `orderID`), locked until the database
+    /// transaction ends. Two lookups by unique key rather than one with OR, which could lock every row it scans.
     func lockedPurchase(purchaseToken: String, orderID: String?) throws(MariaDBError) -> Purchase? {
+        if let purchase = try lockedPurchase(
+            where: "purchase_token_sha256 = ?", .text(GoogleTransactionID.tokenSHA256(purchaseToken)))
+        {
+            return purchase
+        }
+        guard let orderID else { return nil }
+        return try lockedPurchase(where: "transaction_id = ?", .text(orderID))
+    }
+
+    private func lockedPurchase(where condition: String, _ key: SQLValue) throws(MariaDBError) -> Purchase? {
         guard let row = try connection.execute(
             """
             SELECT transaction_id, original_transaction_id, product_id, quantity, environment, state, order_id, user_id
-            FROM transactions
-            WHERE store = 'google_play' AND (purchase_token_sha256 = ? OR transaction_id = ?)
-            ORDER BY purchase_token_sha256 = ? DESC LIMIT 1 FOR UPDATE
+            FROM transactions WHERE \(condition) AND store = 'google_play' FOR UPDATE
             """,
-            [
-                .text(GoogleTransactionID.tokenSHA256(purchaseToken)), .optional(orderID),
-                .text(GoogleTransactionID.tokenSHA256(purchaseToken)),
-            ]
+            [key]
         ).first, let transactionID = row[0], let productID = row[2],
             let state = row[5].flatMap(StoredTransaction.State.init(rawValue:))
         else { return nil }
