@@ -2,8 +2,8 @@
 Cloud Pub/Sub with an OIDC token. The Google Play double (Tests/Simulator/googleplay_sim.py) signs
 pushes with the key its JWKS publishes (`trusted`) or one it does not (`untrusted`); the service
 fetches that JWKS over TLS. A push that does not authenticate is 401 with nothing stored; one that does
-is stored once per messageId, with its effect, before the 204. A full void of a delivered Google
-purchase refunds it as Apple's REFUND does."""
+is stored once per messageId, with its effect, before the 204. A full void of a Google purchase
+delivered by POST /v1/google/purchases/verify refunds it as Apple's REFUND does."""
 import hashlib
 import time
 import uuid
@@ -12,7 +12,7 @@ import pytest
 import requests
 
 from notification_support import event_invariant_violations
-from support import PAY_6, new_user_id
+from support import PAY_6, assert_verify_answer, new_user_id
 
 PACKAGE = "com.example.game"
 ROUTE = "/v1/notifications/google"
@@ -95,28 +95,17 @@ def test_a_package_not_configured_is_stored_ignored(api, db, google):
     assert stored(db, body["message"]["messageId"])["effect"] == "ignored"
 
 
-def delivered_google_purchase(api, db):
-    """A Google purchase delivered to a new user's order, with its `delivered` event, written as the
-    verify route writes them: (order_id, transaction_id, purchase_token)."""
-    user = new_user_id()
-    order_id = api.create_order(user)["order_id"]
-    token = "gp-token-" + uuid.uuid4().hex + ".AO-J1O" + uuid.uuid4().hex
-    transaction_id = f"GPA.{uuid.uuid4().int % 10**4:04d}-{uuid.uuid4().int % 10**4:04d}-" \
-                     f"{uuid.uuid4().int % 10**4:04d}-{uuid.uuid4().int % 10**5:05d}"
-    db.execute("UPDATE orders SET status = 'delivered' WHERE order_id = %s", order_id)
-    db.execute(
-        """INSERT INTO transactions (transaction_id, store, original_transaction_id, purchase_token,
-             purchase_token_sha256, order_id, user_id, product_id, quantity, environment, purchase_date, state,
-             created_at, delivered_at)
-           VALUES (%s, 'google_play', %s, %s, %s, %s, %s, %s, 1, 'Production', UTC_TIMESTAMP(3), 'delivered',
-             UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))""",
-        transaction_id, transaction_id, token, hashlib.sha256(token.encode()).hexdigest(), order_id, user, PAY_6)
-    db.execute(
-        """INSERT INTO events (type, store, transaction_id, original_transaction_id, order_id, user_id, product_id,
-             quantity, environment, occurred_at, created_at)
-           VALUES ('delivered', 'google_play', %s, %s, %s, %s, %s, 1, 'Production', UTC_TIMESTAMP(3), UTC_TIMESTAMP(3))""",
-        transaction_id, transaction_id, order_id, user, PAY_6)
-    return order_id, transaction_id, token
+def delivered_google_purchase(api, db, google):
+    """A purchase at the Google Play double, delivered to a new user's order by
+    POST /v1/google/purchases/verify: (order_id, transaction_id, purchase_token)."""
+    bought = requests.post(google + "/purchases", json={"package_name": PACKAGE, "product_id": PAY_6}, timeout=10)
+    assert bought.status_code == 200, bought.text
+    token = bought.json()["purchase_token"]
+    answer = api.post_json("/v1/google/purchases/verify", {
+        "package_name": PACKAGE, "product_id": PAY_6, "purchase_token": token, "user_id": new_user_id()})
+    body = assert_verify_answer(answer, "delivered")
+    [entry] = body["transactions"]
+    return body["order_id"], entry["transaction_id"], token
 
 
 def voided(token, order_id, refund_type=1):
@@ -125,7 +114,7 @@ def voided(token, order_id, refund_type=1):
 
 
 def test_a_full_void_refunds_the_delivered_purchase_once(api, db, google):
-    order_id, transaction_id, token = delivered_google_purchase(api, db)
+    order_id, transaction_id, token = delivered_google_purchase(api, db, google)
     message_id = new_message_id()
     for _ in range(2):   # Pub/Sub pushes at least once
         body, authorization = signed_push(google, voided(token, transaction_id), message_id=message_id)
@@ -149,7 +138,7 @@ def test_a_full_void_refunds_the_delivered_purchase_once(api, db, google):
 
 
 def test_a_partial_void_is_stored_and_takes_nothing_back_yet(api, db, google):
-    order_id, transaction_id, token = delivered_google_purchase(api, db)
+    order_id, transaction_id, token = delivered_google_purchase(api, db, google)
     body, authorization = signed_push(google, voided(token, transaction_id, refund_type=2))
     assert push(api, body, authorization).status_code == 204
     assert stored(db, body["message"]["messageId"])["effect"] == "stored"
@@ -193,7 +182,7 @@ def test_without_the_push_settings_the_route_is_not_configured(api, db, google, 
 
 
 def test_a_full_void_finds_the_purchase_by_its_order_id_when_the_token_is_not_stored(api, db, google):
-    order_id, transaction_id, _ = delivered_google_purchase(api, db)
+    order_id, transaction_id, _ = delivered_google_purchase(api, db, google)
     body, authorization = signed_push(google, voided("another-token-" + uuid.uuid4().hex, transaction_id))
     assert push(api, body, authorization).status_code == 204
     assert stored(db, body["message"]["messageId"])["effect"] == "refunded"
