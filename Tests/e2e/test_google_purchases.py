@@ -55,6 +55,17 @@ def tokens_issued(google):
     return requests.get(google + "/calls", timeout=10).json()["tokens_issued"]
 
 
+def metric(name):
+    """The value of one sample line of the service's /metrics (None when absent)."""
+    listen = os.environ.get("IAP_METRICS_LISTEN")
+    assert listen, "IAP_METRICS_LISTEN is not set: export the stack's environment (scripts/stack env)"
+    text = requests.get(f"http://{listen}/metrics", timeout=10).text
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[-1])
+    return None
+
+
 def verify(api, token, user_id=None, product_id=PAY_6, package=PACKAGE, **fields):
     document = {"package_name": package, "product_id": product_id, "purchase_token": token, **fields}
     if user_id is not None:
@@ -161,6 +172,8 @@ def test_the_account_id_names_the_order_and_another_users_order_is_409(api, db, 
 
 
 def test_the_outbox_consumes_once_at_google(api, db, google):
+    finished = 'iap_google_finishes_total{action="consume",result="finished"}'
+    before = metric(finished) or 0
     bought = purchase(google)
     assert_verify_answer(verify(api, bought["purchase_token"], new_user_id()), "delivered")
     wait_until(lambda: at_google(google, bought["purchase_token"])["consumed"], 10, "the purchase consumed at Google")
@@ -170,6 +183,8 @@ def test_the_outbox_consumes_once_at_google(api, db, google):
                   bought["order_id"])["finished_at"] is not None
     consumes = calls(google, "consume", bought["purchase_token"])
     assert [c["status"] for c in consumes] == [200], consumes
+    wait_until(lambda: (metric(finished) or 0) >= before + 1, 10, f"{finished} counting the consume")
+    assert metric("iap_google_finishes_oldest_age_seconds") is not None
 
 
 def test_a_401_from_google_gets_one_new_token_and_one_retry(api, db, google):
