@@ -1,3 +1,4 @@
+import IAPCore
 import SwiftASN1
 import X509
 

@@ -1,4 +1,5 @@
 @testable import AppReceipt
+import IAPCore
 import Foundation
 import X509
 import XCTest

@@ -1,8 +1,8 @@
 import Crypto
 
-/// A receipt as the client sent it, normalised and decoded. The service never
-/// looks inside it: it hashes the bytes for the audit trail and forwards the
-/// normalised base64 to Apple.
+/// A receipt as the client sent it, normalised and decoded. It is hashed for
+/// the audit trail and the replay short-cut, and the normalised base64 is what
+/// goes to Apple.
 public struct ReceiptData: Equatable, Sendable {
     /// Standard base64 with line breaks and tabs removed and spaces read as `+`:
     /// what is stored and sent to Apple.
@@ -13,10 +13,15 @@ public struct ReceiptData: Equatable, Sendable {
     /// reads them, and a verification waiting on Apple held them for nothing
     /// (5.5 MiB at 2,000 calls in flight, heaptrack).
     public let sha256Hex: String
+    /// The replay short-cut's key (`receipts.signed_key`): what the receipt's
+    /// signature covers, or its `sha256Hex` when it is not an app receipt in
+    /// DER (`ReceiptReplayKey`). Computed here, where the decoded bytes are.
+    public let replayKeyHex: String
 
     init(base64: String, bytes: [UInt8]) {
         self.base64 = base64
         self.sha256Hex = SHA256.hexDigest(bytes)
+        self.replayKeyHex = ReceiptReplayKey.hex(of: bytes)
     }
 
     /// Cleans up what clients do to base64 on the way, then decodes it strictly.

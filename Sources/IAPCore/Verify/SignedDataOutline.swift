@@ -4,32 +4,33 @@
 /// an App Store receipt, and once their chain is cached (`AppReceiptVerifier`)
 /// they are needed only as bytes; parsing them into ASN.1 nodes with the rest
 /// was a tenth of iap-fcgi's CPU in the bench's local receipt case (perf,
-/// 2026-11-28). `PKCS7SignedData` hands the elements it needs to swift-asn1.
+/// 2026-11-28). `PKCS7SignedData` hands the elements it needs to swift-asn1;
+/// `ReceiptReplayKey` reads the signed payload and the signatures from it.
 ///
 /// Anything else (BER with indefinite lengths as Xcode writes, a tag or a
 /// length out of the expected shape, bytes left over) is nil, and the caller
 /// parses the whole receipt with swift-asn1 as before, which decides what is
 /// malformed. Every length is checked against the bytes it lies in.
-struct SignedDataOutline {
+public struct SignedDataOutline: Sendable {
     /// `EncapsulatedContentInfo`, a SEQUENCE.
-    let encapsulatedContent: ArraySlice<UInt8>
+    public let encapsulatedContent: ArraySlice<UInt8>
     /// Each element of the certificate set, in order.
-    let certificates: [ArraySlice<UInt8>]
+    public let certificates: [ArraySlice<UInt8>]
     /// `version`, an INTEGER.
-    let version: ArraySlice<UInt8>
+    public let version: ArraySlice<UInt8>
     /// `signerInfos`, a SET.
-    let signerInfos: ArraySlice<UInt8>
+    public let signerInfos: ArraySlice<UInt8>
 
-    private static let sequence: UInt8 = 0x30
-    private static let set: UInt8 = 0x31
+    static let sequence: UInt8 = 0x30
+    static let set: UInt8 = 0x31
     private static let integer: UInt8 = 0x02
     private static let objectIdentifier: UInt8 = 0x06
-    private static let contextZero: UInt8 = 0xA0
+    static let contextZero: UInt8 = 0xA0
     private static let contextOne: UInt8 = 0xA1
     /// 1.2.840.113549.1.7.2 (signedData) as its DER element.
     private static let signedDataOID: [UInt8] = [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x07, 0x02]
 
-    init?(_ bytes: [UInt8]) {
+    public init?(_ bytes: [UInt8]) {
         // ContentInfo ::= SEQUENCE { contentType OID, content [0] EXPLICIT SignedData }
         guard let contentInfo = Self.only(Self.sequence, in: bytes[...]),
               let parts = Self.elements(in: contentInfo), parts.count == 2,
@@ -63,7 +64,7 @@ struct SignedDataOutline {
     }
 
     /// The content of `element` when its tag is `tag`.
-    private static func content(of element: ArraySlice<UInt8>, tagged tag: UInt8) -> ArraySlice<UInt8>? {
+    static func content(of element: ArraySlice<UInt8>, tagged tag: UInt8) -> ArraySlice<UInt8>? {
         guard element.first == tag, let (_, content) = header(in: element, at: element.startIndex) else { return nil }
         return content
     }
@@ -75,7 +76,7 @@ struct SignedDataOutline {
     }
 
     /// The elements that follow each other in `bytes` and fill it exactly.
-    private static func elements(in bytes: ArraySlice<UInt8>) -> [ArraySlice<UInt8>]? {
+    static func elements(in bytes: ArraySlice<UInt8>) -> [ArraySlice<UInt8>]? {
         var elements: [ArraySlice<UInt8>] = []
         var index = bytes.startIndex
         while index < bytes.endIndex {

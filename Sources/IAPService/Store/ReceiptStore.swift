@@ -137,13 +137,14 @@ struct ReceiptStore {
                 .optional(known?.environment?.rawValue),
                 .optional(known?.answer.map { String(decoding: $0, as: UTF8.self) }),
                 .optional(known?.failedCheck), known == nil ? .null : .text(verifiedAt.sql),
+                .text(receipt.request.receipt.replayKeyHex),
             ]
         }
         let rows = try connection.execute(
             """
             INSERT INTO receipts (sha256, order_id, transaction_id, app_version, user_id, client_ip, receipt_data,
-              bytes_in, received_at, environment, apple_response, signed_data_error, verified_at)
-            VALUES \(SQLPlaceholders.rows(receipts.count, columns: 13))
+              bytes_in, received_at, environment, apple_response, signed_data_error, verified_at, signed_key)
+            VALUES \(SQLPlaceholders.rows(receipts.count, columns: 14))
             RETURNING receipt_id, sha256, order_id, transaction_id, app_version, user_id, client_ip
             """,
             parameters

@@ -106,7 +106,7 @@ final class ReceiptRecorder: Sendable {
     private func answerReplays(_ batch: [Job], connection: MariaDBConnection) -> [Job] {
         do {
             try ReplayShortcut.rememberEarlierAnswers(
-                sha256s: batch.map(\.receipt.request.receipt.sha256Hex), connection: connection, cache: replays)
+                replayKeys: batch.map(\.receipt.request.receipt.replayKeyHex), connection: connection, cache: replays)
         } catch {
             Log.event("verify: earlier answers not read: \(error)")
             return batch

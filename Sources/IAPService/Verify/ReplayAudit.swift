@@ -9,7 +9,8 @@ import MariaDB
 /// `batchLimit`), since a commit per retried receipt would cost more than the
 /// replay itself. The receipt's bytes are not stored again: `replay_of` names
 /// the row whose answer was reused, which holds them or names the row that
-/// does (`bytes_in`); view `receipt_bytes` follows both.
+/// does (`bytes_in`); view `receipt_bytes` follows both. A replay of another
+/// encoding of that receipt (same replay key, other bytes) stores its own.
 ///
 /// Its queue is bounded (`QueueLimit`); a row it cannot take, or that the
 /// database refuses, is logged and lost: the answer has been given already.
@@ -22,7 +23,7 @@ final class ReplayAudit: Sendable {
         let receivedAt: Timestamp
         let answer: VerifyAnswer
         /// The row whose answer was reused.
-        let replayOf: UInt64
+        let replayOf: ReplayShortcut.ReusedRow
     }
 
     /// Rows written in one database transaction at most.
@@ -65,21 +66,22 @@ final class ReplayAudit: Sendable {
 
     private func insert(_ rows: ArraySlice<Row>, connection: MariaDBConnection) throws(MariaDBError) {
         var parameters: [SQLValue] = []
-        parameters.reserveCapacity(rows.count * 11)
+        parameters.reserveCapacity(rows.count * 13)
         for row in rows {
             let request = row.request
             parameters += [
                 .text(request.receipt.sha256Hex), .optional(request.orderID), .optional(request.transactionID),
                 .optional(request.appVersion), .text(row.userID), .optional(row.clientAddress.map { String($0.prefix(45)) }),
                 .optional(row.answer.environment?.rawValue), row.answer.appleStatus.map { .integer(Int64($0)) } ?? .null,
-                .text(row.receivedAt.sql), .text(row.receivedAt.sql), .integer(Int64(row.replayOf)),
+                .text(row.receivedAt.sql), .text(row.receivedAt.sql), .integer(Int64(row.replayOf.receiptID)),
+                .text(request.receipt.replayKeyHex), row.replayOf.sameBytes ? .null : .asciiBytes(request.receipt.base64),
             ]
         }
         try connection.execute(
             """
             INSERT INTO receipts (sha256, order_id, transaction_id, app_version, user_id, client_ip, environment,
-              apple_status, received_at, verified_at, replay_of)
-            VALUES \(SQLPlaceholders.rows(rows.count, columns: 11))
+              apple_status, received_at, verified_at, replay_of, signed_key, receipt_data)
+            VALUES \(SQLPlaceholders.rows(rows.count, columns: 13))
             """,
             parameters
         ).requireRows(rows.count, "INSERT INTO receipts (replays)")

@@ -1,7 +1,7 @@
 import IAPCore
 
-/// Apple's answers to receipts already verified, by the SHA-256 of the
-/// receipt's bytes, kept in memory for the replay short-cut: a client retrying
+/// Apple's answers to receipts already verified, by the receipt's replay key
+/// (`ReceiptData.replayKeyHex`), kept in memory for the replay short-cut: a client retrying
 /// the same receipt costs one query for its transactions' states instead of
 /// two and a JSON parse. The states themselves are always read from the
 /// database, and a request naming a transaction an answer lacks goes to Apple
@@ -13,6 +13,9 @@ final class ReplayCache: Sendable {
     struct Entry: Sendable {
         /// The receipt row whose answer this is (a replay's audit row names it).
         let receiptID: UInt64
+        /// That row's `sha256`: a replay with other bytes (another encoding of
+        /// the same signed content) stores its own.
+        let sha256: String
         let environment: AppleEnvironment
         let reply: AppleReply
     }
@@ -25,12 +28,12 @@ final class ReplayCache: Sendable {
     static let budgetBytes = 4 << 20
     private let entries = Locked(ByteBudgetCache<String, Entry>(budgetBytes: ReplayCache.budgetBytes))
 
-    subscript(sha256: String) -> Entry? {
-        entries.withLock { $0.value(for: sha256) }
+    subscript(replayKey: String) -> Entry? {
+        entries.withLock { $0.value(for: replayKey) }
     }
 
     /// Keeps `entry`, whose answer was `answerBytes` bytes of JSON.
-    func insert(_ entry: Entry, for sha256: String, answerBytes: Int) {
-        entries.withLock { $0.insert(entry, for: sha256, bytes: answerBytes) }
+    func insert(_ entry: Entry, for replayKey: String, answerBytes: Int) {
+        entries.withLock { $0.insert(entry, for: replayKey, bytes: answerBytes) }
     }
 }
