@@ -151,7 +151,7 @@ final class EventConsumerTest extends TestCase
     }
 
     /**
-     * A type the library does not know (here `subscription_changed`, which a newer service writes) is
+     * A type the library does not know (here `gift_received`, a type a newer service might write) is
      * recorded and consumed without a grant, by pull and by push, and holds nothing back: not even the
      * same player's later event. Before, Event::fromRow threw and the pull stopped there for good.
      */
@@ -162,7 +162,7 @@ final class EventConsumerTest extends TestCase
         [$columnType, $comment] = $root->query("SELECT COLUMN_TYPE, COLUMN_COMMENT FROM information_schema.COLUMNS
             WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'events' AND COLUMN_NAME = 'type'")->fetch(PDO::FETCH_NUM);
         $modifyType = static fn (string $type): int|false => $root->exec("ALTER TABLE events MODIFY COLUMN type $type NOT NULL COMMENT " . $root->quote($comment));
-        $modifyType(substr($columnType, 0, -1) . ",'subscription_changed')");
+        $modifyType(substr($columnType, 0, -1) . ",'gift_received')");
         try {
             $player = self::deliveredUser(Stack::PAY_6);
             [$delivered] = self::ids(Stack::eventsOf($this->pdo, $player));
@@ -172,7 +172,7 @@ final class EventConsumerTest extends TestCase
                 SELECT ?, transaction_id, original_transaction_id, order_id, user_id, product_id, quantity, environment,
                        occurred_at, UTC_TIMESTAMP(3), 'sent' FROM events WHERE event_id = ?
                 SQL);
-            $copy->execute(['subscription_changed', $delivered]);
+            $copy->execute(['gift_received', $delivered]);
             $unknown = (int) $this->pdo->lastInsertId();
             [$other] = self::ids(Stack::eventsOf($this->pdo, self::deliveredUser(Stack::PAY_6)));
             $copy->execute(['delivered', $delivered]);
@@ -186,17 +186,17 @@ final class EventConsumerTest extends TestCase
             self::assertSame([$delivered, $other, $later], $granted);
             self::assertNotNull($this->consumedAt($unknown));
             $failure = $this->failureOf($unknown);
-            self::assertSame(['unknown_type', 'subscription_changed', null], [$failure['kind'], $failure['type'], $failure['retry_at']]);
+            self::assertSame(['unknown_type', 'gift_received', null], [$failure['kind'], $failure['type'], $failure['retry_at']]);
 
-            $copy->execute(['subscription_changed', $delivered]);
+            $copy->execute(['gift_received', $delivered]);
             $pushed = (int) $this->pdo->lastInsertId();
-            $event = new Event($pushed, 'subscription_changed', '2026-11-28T08:00:00Z', 'Production', '1', '1', 'o', $player, Stack::PAY_6, 1);
+            $event = new Event($pushed, 'gift_received', '2026-11-28T08:00:00Z', 'Production', '1', '1', 'o', $player, Stack::PAY_6, 1);
             self::assertTrue($this->consumer->consumeEvent($this->pdo, $event, $grant), 'pushed: consumed, answer 2xx');
             self::assertFalse($this->consumer->consumeEvent($this->pdo, $event, $grant), 'pushed again');
             self::assertSame([$delivered, $other, $later], $granted);
             self::assertSame('unknown_type', $this->failureOf($pushed)['kind']);
         } finally {
-            $root->exec("DELETE FROM events WHERE type = 'subscription_changed'");
+            $root->exec("DELETE FROM events WHERE type = 'gift_received'");
             $modifyType($columnType);
         }
     }
