@@ -7,9 +7,12 @@
                             GET /stats, POST /stats/reset,
                             POST /latest_receipt_info {"receipt_data", "purchase"} (a subscription renewed),
                             POST /server_api/transactions, POST /server_api/orders (see server_api.py),
-                            POST /notifications/send, GET /notifications/sent (see notifications.py)
+                            POST /notifications/send, GET /notifications/sent (see notifications.py),
+                            /subscriptions/chains|received|settings (see subscription_api.py)
   GET https://127.0.0.1:PRODUCTION|SANDBOX/inApps/v1/transactions/{id}, /inApps/v1/lookup/{orderId}:
-                            the App Store Server API, its JWT checked (server_api.py)
+                            the App Store Server API, its JWT checked (server_api.py); its subscription
+                            statuses and renewal-date extensions under /inApps/v1/subscriptions/
+                            (subscription_api.py)
   POST https://127.0.0.1:PRODUCTION|SANDBOX/inApps/v1/notifications/history: Get Notification History
                             of the notifications sent (notifications.py)
   POST https://127.0.0.1:PRODUCTION|SANDBOX/inApps/v1/transactions/{id}/finish: Finish Transaction, each
@@ -68,6 +71,7 @@ import consumption
 import notifications
 import receipts
 import server_api
+import subscription_api
 
 ENVIRONMENTS = ("production", "sandbox")
 MAX_HEAD = 64 * 1024
@@ -440,8 +444,8 @@ class BadRequest(Exception):
         self.code = code
 
 
-REASONS = {200: b"OK", 400: b"Bad Request", 401: b"Unauthorized", 404: b"Not Found", 405: b"Method Not Allowed",
-           413: b"Payload Too Large", 429: b"Too Many Requests", 431: b"Request Header Fields Too Large",
+REASONS = {200: b"OK", 400: b"Bad Request", 401: b"Unauthorized", 403: b"Forbidden", 404: b"Not Found",
+           405: b"Method Not Allowed", 413: b"Payload Too Large", 429: b"Too Many Requests", 431: b"Request Header Fields Too Large",
            500: b"Internal Server Error"}
 
 
@@ -1020,6 +1024,8 @@ class ControlSite:
             return sim.notifications.control(method, path, request.body)
         elif path.startswith(consumption.CONTROL_PREFIX):
             return sim.consumption.control(method, path, request.body)
+        elif path.startswith(subscription_api.CONTROL_PREFIX):
+            return sim.server_api.subscriptions.control(method, path, request.body)
         elif path == "/latest_receipt_info":
             if method == "POST":
                 try:

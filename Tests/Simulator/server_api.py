@@ -2,6 +2,7 @@
 
   GET /inApps/v1/transactions/{id}   Get Transaction Info, on the production and sandbox ports
   GET /inApps/v1/lookup/{orderId}    Look Up Order ID, production only (the sandbox answers 404)
+  /inApps/v1/subscriptions/...       subscription statuses and renewal-date extensions (subscription_api.py)
 
 Each request must carry `Authorization: Bearer <JWT>` as Apple wants it: ES256 signed by the test In-App
 Purchase key (--appstore-key, its public half checks the signature), header kid = --appstore-key-id and
@@ -30,6 +31,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
 
 import signed_data
+import subscription_api
 
 AUDIENCE = "appstoreconnect-v1"
 MAX_TOKEN_LIFE_S = 3600
@@ -40,7 +42,8 @@ FAULT_KEYS = ("api_fault", "api_fail_next", "api_retry_after_ms", "api_fault_env
 
 
 def is_server_api(path):
-    return path.startswith(TRANSACTION_PREFIX) or path.startswith(LOOKUP_PREFIX)
+    return path.startswith(TRANSACTION_PREFIX) or path.startswith(LOOKUP_PREFIX) \
+        or path.startswith(subscription_api.PATH_PREFIX)
 
 
 def _b64url_decode(part):
@@ -99,6 +102,7 @@ class ServerAPI:
         self.certs, self.tokens = certs, tokens
         self.transactions = {}  # id -> {"environments": set, "jws": {environment: JWS}, "payload": dict}
         self.orders = {}        # Apple order id -> [transaction ids]
+        self.subscriptions = subscription_api.Subscriptions(certs, self._register_signed)
         self.api_fault, self.api_fail_next, self.api_retry_after_ms, self.api_fault_env = None, 0, 1000, "both"
         self.requests = deque(maxlen=1000)
         self.counts = {"production": 0, "sandbox": 0}
@@ -140,6 +144,10 @@ class ServerAPI:
         return {"transaction_id": payload["transactionId"], "environments": environments,
                 "purchase_ms": payload["purchaseDate"], "signed_transactions": jws}
 
+    def _register_signed(self, transaction_id, jws):
+        """Get Transaction Info answers `jws` ({environment: JWS}) for `transaction_id` (a subscription's period)."""
+        self.transactions[transaction_id] = {"jws": jws}
+
     def register_order(self, body):
         """{"order_id", "transaction_ids": [...]}: Look Up Order ID answers those (registered) transactions."""
         if not isinstance(body, dict) or not isinstance(body.get("order_id"), str) \
@@ -175,6 +183,10 @@ class ServerAPI:
                 (("Retry-After", str(retry_after)),)
         if fault is not None:
             return fault, json.dumps({"errorCode": fault * 10000, "errorMessage": "simulated fault"}).encode(), ()
+        if request.path.startswith(subscription_api.PATH_PREFIX):
+            if self.tokens.problem(request.authorization) is not None:
+                return 401, b"", ()
+            return *self.subscriptions.answer(environment, request), ()
         if request.method != "GET":
             return 405, b'{"errorMessage":"method not allowed"}', ()
         if self.tokens.problem(request.authorization) is not None:
