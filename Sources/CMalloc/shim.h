@@ -1,5 +1,5 @@
 // jemalloc, the allocator iap-fcgi links in place of glibc's malloc (module.modulemap links it; the
-// README's "jemalloc" bullet under "Architecture" says why), and the one control the service uses: how soon freed pages go
+// docs/design/threads.md, "jemalloc", says why), and the one control the service uses: how soon freed pages go
 // back to the system.
 #ifndef CMALLOC_SHIM_H
 #define CMALLOC_SHIM_H

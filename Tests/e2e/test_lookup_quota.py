@@ -1,4 +1,4 @@
-"""Apple's Server API quota is the shop's, and nobody else may spend it (README "The look-up budget").
+"""Apple's Server API quota is the shop's, and nobody else may spend it (docs/design/signed-data.md, "The look-up budget").
 
 Under IAP_RECEIPT_VERIFIER=server-api a receipt's entries are confirmed with Get Transaction Info only
 when the delivery could admit the receipt (a configured bundle id, and not a sandbox receipt under

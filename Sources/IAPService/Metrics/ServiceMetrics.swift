@@ -8,7 +8,7 @@ import Metrics
 /// Metrics whose labels come from a small fixed set (routes, statuses,
 /// environments) are made once per label set and kept, so that a request costs
 /// one lookup of our own, an atomic add and a histogram update, never a
-/// registry lookup (README "Operating it" has the measured cost). No label ever
+/// registry lookup (docs/design/operating.md has the measured cost). No label ever
 /// holds user input (a path outside the routes is `other`).
 ///
 /// For the notifications and webhook code: `notificationReceived(type:subtype:)`,
