@@ -34,6 +34,10 @@ struct BatchDelivery {
 
         let joinable = BatchPlan.joinable(delivering.map(member)) { catalog[$0] != nil }
         for (index, mayJoin) in zip(delivering, joinable) where !mayJoin { joined[index] = false }
+        // A subscription's periods move their chain too: `Delivery` does that, one request at a time.
+        for index in delivering where ShownPeriods.includesPeriods(member(index).transactions.transactions) {
+            joined[index] = false
+        }
         let stored = try transactions.existingIDs(
             delivering.filter { joined[$0] }.flatMap { member($0).transactions.transactions.map(\.transactionID) })
         for index in delivering where member(index).transactions.transactions.contains(where: { stored.contains($0.transactionID) }) {

@@ -80,6 +80,7 @@ struct Delivery {
             }
         }
         try EventStore(connection: connection).record(events, at: now)
+        try ShownPeriods(connection: connection).record(input.transactions.transactions, environment: input.environment, at: now)
         return answers
     }
 

@@ -37,8 +37,8 @@ struct NotificationApplier {
         guard try notifications.insert(verified, source: source, at: now) else { return .duplicate }
         let notification = verified.notification
         let refundRequests = RefundRequestLedger(connection: connection)
-        guard let transaction = verified.transaction, let raw = verified.transactionJSON,
-              notification.kind != .informational
+        let kind = NotificationKind(notificationType: notification.notificationType, subtype: notification.subtype)
+        guard let transaction = verified.transaction, let raw = verified.transactionJSON, kind != .informational
         else {
             try refundRequests.note(verified, at: now)  // CONSUMPTION_REQUEST, REFUND_DECLINED
             return .stored(.stored)
@@ -50,15 +50,20 @@ struct NotificationApplier {
         }
         let rows = NotifiedTransactionStore(connection: connection)
         let row = try rows.locked(transaction.transactionID)
+        let subscription = SubscriptionNotice(connection: connection, verified: verified)
+        let order = try subscription.deliveryOrder(tokenOrder: tokenOrder)
         let purchase = NotifiedPurchase(
-            productID: transaction.productID, isRevoked: transaction.revocationDate != nil, tokenOrder: tokenOrder,
+            productID: transaction.productID, isRevoked: transaction.revocationDate != nil, tokenOrder: order,
             mayDeliver: NotificationAdmission.mayDeliver(
                 environment: transaction.environment, policy: sandboxPolicy, settingsAreKnown: settingsAreKnown,
-                sandboxUsers: sandboxUsers, userID: tokenOrder?.userID))
+                sandboxUsers: sandboxUsers, userID: order?.userID))
         let change = NotificationChange.decide(
-            kind: notification.kind, signedDate: notification.signedDate, stored: row?.stored, purchase: purchase)
-        let events = try write(change, transaction: transaction, raw: raw, row: row, signedDate: notification.signedDate, at: now)
+            kind: kind, signedDate: notification.signedDate, stored: row?.stored, purchase: purchase)
+        let events = try write(
+            change, transaction: transaction, raw: raw, row: row, signedDate: notification.signedDate,
+            takesPlace: !subscription.onlyCarriesPeriod, at: now)
         try EventStore(connection: connection).record(events, at: now)
+        try subscription.applyToChain(at: now)
         try refundRequests.note(verified, at: now)  // REFUND, REVOKE: the outcome of its refund request
         if change.effect != .stored {
             try notifications.recordEffect(of: notification.notificationUUID, change)
@@ -69,14 +74,16 @@ struct NotificationApplier {
     /// Makes the change; returns the events it owes the game.
     private func write(
         _ change: NotificationChange, transaction: SignedTransaction, raw: JSONObject, row: NotifiedTransactionStore.Row?,
-        signedDate: Int64, at now: Timestamp
+        signedDate: Int64, takesPlace: Bool, at now: Timestamp
     ) throws -> [EventStore.NewEvent] {
         let rows = NotifiedTransactionStore(connection: connection)
         let environment = NotifiedTransactionStore.environment(of: transaction)
         let apple = transaction.appleTransaction(raw: raw)
         switch change {
         case .none(let effect):
-            if effect == .unchanged, row != nil { try rows.markApplied(transaction.transactionID, signedDate: signedDate) }
+            if effect == .unchanged, row != nil, takesPlace {
+                try rows.markApplied(transaction.transactionID, signedDate: signedDate)
+            }
             return []
         case .deliver(let target):
             let orders = TransactionStore(connection: connection)

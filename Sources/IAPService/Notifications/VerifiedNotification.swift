@@ -12,6 +12,8 @@ struct VerifiedNotification: Sendable {
     let transaction: SignedTransaction?
     /// That transaction's payload object, as Apple signed it.
     let transactionJSON: JSONObject?
+    /// The subscription's renewal info (`signedRenewalInfo`), verified; nil when it carries none.
+    var renewalInfo: RenewalInfo? = nil
 
     /// Why a notification is refused (the log's reason; the answer is always 400 `invalid_signed_data`).
     struct Refusal: Error {
@@ -43,16 +45,18 @@ struct VerifiedNotification: Sendable {
         guard bundleIDs.contains(notification.bundleID) else {
             throw Refusal(reason: "bundle id \(notification.bundleID.prefix(64)) is not configured")
         }
+        var renewalInfo: RenewalInfo?
         if let renewal = notification.signedRenewalInfo {
             do {
-                _ = try verifier.verify(Array(renewal.utf8))
+                renewalInfo = try verifier.verifyRenewalInfo(Array(renewal.utf8)).info
             } catch {
                 throw Refusal(reason: "signedRenewalInfo: \(error.rawValue)")
             }
         }
         guard let info = notification.signedTransactionInfo else {
             return VerifiedNotification(
-                notification: notification, signedPayload: signedPayload, transaction: nil, transactionJSON: nil)
+                notification: notification, signedPayload: signedPayload, transaction: nil, transactionJSON: nil,
+                renewalInfo: renewalInfo)
         }
         do {
             let (payload, json) = try verifier.verify(Array(info.utf8))
@@ -61,7 +65,8 @@ struct VerifiedNotification: Sendable {
                 throw Refusal(reason: "signedTransactionInfo: bundle id \(transaction.bundleID.prefix(64)) is not configured")
             }
             return VerifiedNotification(
-                notification: notification, signedPayload: signedPayload, transaction: transaction, transactionJSON: json)
+                notification: notification, signedPayload: signedPayload, transaction: transaction, transactionJSON: json,
+                renewalInfo: renewalInfo)
         } catch let error as SignedDataError {
             throw Refusal(reason: "signedTransactionInfo: \(error.rawValue)")
         } catch let refusal as Refusal {
