@@ -14,7 +14,7 @@ struct IAPCtl: ParsableCommand {
         subcommands: [
             Migrate.self, ReviewVersion.self, SandboxUsers.self, Products.self, RetryPending.self, Lookup.self,
             TransactionInfo.self, Notifications.self, Events.self, Consumption.self, Prune.self, Status.self, Staff.self,
-            CheckReceipt.self, Google.self,
+            CheckReceipt.self, Google.self, Subscriptions.self,
         ])
 
     /// The env file's variables first (`OperatorEnvironment`), then the command.

@@ -14,6 +14,9 @@ public enum AuditAction: Equatable, Sendable {
     case loginFailed
     /// A session closed by its staff member.
     case logout
+    /// `iapctl subscriptions` (`show`, `sync`, `extend`, `extend-all`): a player's chains read, chains
+    /// brought up to date from Apple, a renewal date extended (one chain, or a product's every subscriber).
+    case subscriptions(SubscriptionAuditAction)
 
     public var rawValue: String {
         switch self {
@@ -23,6 +26,15 @@ public enum AuditAction: Equatable, Sendable {
         case .login: return "login"
         case .loginFailed: return "login_failed"
         case .logout: return "logout"
+        case .subscriptions(let action): return action.rawValue
         }
     }
+}
+
+/// What `iapctl subscriptions` did, in `staff_audit.action`.
+public enum SubscriptionAuditAction: String, Sendable {
+    case show = "subscriptions_show"
+    case sync = "subscriptions_sync"
+    case extend = "subscription_extend"
+    case extendAll = "subscription_extend_all"
 }

@@ -33,7 +33,7 @@ public final class ServerAPIQuery {
     }
 
     private let apple: AppleClient
-    private let client: AppStoreServerClient
+    let client: AppStoreServerClient
     /// The same verifier the client's answers go through (notifications sync verifies what it fetches).
     let verifier: SignedDataVerifier
 
