@@ -62,16 +62,17 @@ def events_of(db, transaction_id):
 
 
 def event_invariant_violations(db):
-    """The SQL invariants of the events table over the whole database (refund_requested left out):
+    """The SQL invariants of the events table over the whole database (refund_requested and subscription_changed
+    left out):
     - no transaction has two `delivered` events without a `refunded` between them (grants and take-backs
       alternate, starting with a grant: delivered or refund_reversed);
     - a transaction delivered now has one grant more than take-backs; one refunded after it was delivered
       (it kept its order) has as many, at least one `refunded` among them; one never delivered has none."""
     problems = []
     balances = {}
-    # refund_requested grants and takes back nothing.
-    for row in db.query("SELECT transaction_id, type FROM events WHERE type <> 'refund_requested'"
-                        " ORDER BY event_id"):
+    # refund_requested and subscription_changed grant and take back nothing.
+    for row in db.query("SELECT transaction_id, type FROM events"
+                        " WHERE type NOT IN ('refund_requested', 'subscription_changed') ORDER BY event_id"):
         balance = balances.get(row["transaction_id"], 0) + (-1 if row["type"] == "refunded" else 1)
         if balance not in (0, 1):
             problems.append(f"{row['transaction_id']}: {row['type']} leaves the balance at {balance}")
