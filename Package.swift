@@ -54,8 +54,6 @@ let package = Package(
         .systemLibrary(name: "CMariaDB", pkgConfig: "libmariadb", providers: [.apt(["libmariadb-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev", "libssl-dev"])]),
         .systemLibrary(name: "CMalloc", providers: [.apt(["libjemalloc-dev"])]),   // the allocator
-        // OpenSSL's scrypt for staff passwords (libcrypto is linked already, through libcurl).
-        .systemLibrary(name: "CLibCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         // Pure logic: no I/O, unit tested.
         .target(
@@ -100,7 +98,7 @@ let package = Package(
         .target(
             name: "IAPService",
             dependencies: [
-                "IAPCore", "FastCGI", "MariaDB", "Curl", "CMalloc", "SignedData", "CLibCrypto", "AppReceipt",
+                "IAPCore", "FastCGI", "MariaDB", "Curl", "CMalloc", "SignedData", "AppReceipt",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "Logging", package: "swift-log"),
@@ -154,6 +152,14 @@ let package = Package(
             name: "app-receipt-bench",
             dependencies: ["AppReceipt", "SignedData"],
             path: "Benchmarks/AppReceiptBench",
+            swiftSettings: swiftSettings
+        ),
+        // Prints the cost of reading an Apple answer and a request with JSONParser against Foundation's
+        // JSONDecoder and JSONSerialization (swift run -c release json-reader-bench).
+        .executableTarget(
+            name: "json-reader-bench",
+            dependencies: ["IAPCore"],
+            path: "Benchmarks/JSONReaderBench",
             swiftSettings: swiftSettings
         ),
         // Prints the cost of one JWS verification, cold and with its chain cached (swift run -c release signed-data-bench).

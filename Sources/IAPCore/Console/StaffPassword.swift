@@ -1,7 +1,7 @@
-import CLibCrypto
-import IAPCore
+import Crypto
+import _CryptoExtras
 
-/// Staff passwords, hashed with scrypt (OpenSSL's `EVP_PBE_scrypt`) at OWASP's
+/// Staff passwords, hashed with scrypt (swift-crypto's `KDF.Scrypt`) at OWASP's
 /// minimum cost for it, N = 2^17, r = 8, p = 1: 128 MiB per hash, so that a
 /// stolen `staff` table is slow to guess. Stored as `scrypt$log2N$r$p$salt$hash`
 /// (hex): a hash made at an older cost still verifies with its own parameters,
@@ -35,29 +35,24 @@ public enum StaffPassword {
 
     /// What a login checks the password against when its name is no account: a hash at today's cost
     /// that no password gives, so that the answer takes as long as for a real name.
-    static let noAccountHash =
+    public static let noAccountHash =
         "scrypt$\(log2N)$\(blockSize)$\(parallelism)$\(String(repeating: "0", count: saltBytes * 2))$"
         + String(repeating: "0", count: hashBytes * 2)
 
     /// Whether `stored` was made at another cost than today's (and should be made again).
-    static func isOutdated(_ stored: String) -> Bool {
+    public static func isOutdated(_ stored: String) -> Bool {
         !stored.hasPrefix("scrypt$\(log2N)$\(blockSize)$\(parallelism)$")
     }
 
+    /// scrypt of `password`, or nil when the parameters are refused. The same function as OpenSSL's
+    /// `EVP_PBE_scrypt`, which made the hashes stored before: they verify unchanged.
     private static func scrypt(_ password: String, salt: [UInt8], log2N: Int, r: Int, p: Int) -> [UInt8]? {
-        var derived = [UInt8](repeating: 0, count: hashBytes)
-        let passwordBytes = Array(password.utf8)
-        let n = UInt64(1) << UInt64(log2N)
-        // 128 * N * r * p bytes, and room.
-        let maxMemory = 128 * n * UInt64(r) * UInt64(p) + (1 << 20)
-        let status = passwordBytes.withUnsafeBufferPointer { passwordBuffer in
-            passwordBuffer.withMemoryRebound(to: CChar.self) { passwordChars in
-                EVP_PBE_scrypt(
-                    passwordChars.baseAddress, passwordChars.count, salt, salt.count, n, UInt64(r), UInt64(p),
-                    maxMemory, &derived, derived.count)
-            }
-        }
-        return status == 1 ? derived : nil
+        guard
+            let key = try? KDF.Scrypt.deriveKey(
+                from: Array(password.utf8), salt: salt, outputByteCount: hashBytes, rounds: 1 << log2N,
+                blockSize: r, parallelism: p)
+        else { return nil }
+        return key.withUnsafeBytes { Array($0) }
     }
 
     private static func bytes(hex: String) -> [UInt8]? {
@@ -72,7 +67,7 @@ public enum StaffPassword {
     }
 
     /// 32 random bytes in hex: a session cookie or a CSRF token.
-    static func randomToken() -> String {
+    public static func randomToken() -> String {
         var random = SystemRandomNumberGenerator()
         return lowercaseHex((0..<32).map { _ in UInt8.random(in: 0...255, using: &random) })
     }
