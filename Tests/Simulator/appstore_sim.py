@@ -160,7 +160,8 @@ class VerifiedReceipt:
         return {"quantity": str(p["quantity"]), "product_id": p["product_id"],
                 "transaction_id": p["transaction_id"], "original_transaction_id": p["original_transaction_id"],
                 **apple_date("purchase_date", p["purchase_ms"]),
-                **apple_date("original_purchase_date", p["purchase_ms"])}
+                **apple_date("original_purchase_date", p["purchase_ms"]),
+                **(apple_date("expires_date", p["expires_ms"]) if p.get("expires_ms") is not None else {})}
 
     @classmethod
     def _in_app(cls, p):

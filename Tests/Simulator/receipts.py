@@ -145,11 +145,12 @@ def _stable_number(text, digits=9):
 
 
 def purchase(product_id, transaction_id=None, original_transaction_id=None, quantity=1,
-             purchase_ms=None, cancellation_ms=None):
+             purchase_ms=None, cancellation_ms=None, expires_ms=None):
     """One transaction, for app_receipt() or ios6_receipt().
 
     transaction_id: a fresh unique one when None. original_transaction_id: the transaction id when None.
-    purchase_ms: now when None. cancellation_ms: set it to make a refunded transaction.
+    purchase_ms: now when None. cancellation_ms: set it to make a refunded transaction. expires_ms: set it to
+    make a period of an auto-renewable subscription (its expires date, 1708; verifyReceipt's expires_date).
     """
     if not isinstance(product_id, str) or not product_id:
         raise ValueError("product_id must be a non-empty string")
@@ -161,7 +162,8 @@ def purchase(product_id, transaction_id=None, original_transaction_id=None, quan
             "original_transaction_id": str(original_transaction_id or transaction_id),
             "quantity": quantity,
             "purchase_ms": int(purchase_ms) if purchase_ms is not None else _now_ms(),
-            "cancellation_ms": int(cancellation_ms) if cancellation_ms is not None else None}
+            "cancellation_ms": int(cancellation_ms) if cancellation_ms is not None else None,
+            **({"expires_ms": int(expires_ms)} if expires_ms is not None else {})}
 
 
 def app_receipt(purchases, bundle_id="com.example.game", environment="Production", application_version="1.0",
@@ -423,7 +425,7 @@ def _payload(fields, purchases, opaque):
             _attribute(1701, asn1.integer(p["quantity"])), _attribute(1702, _utf8(p["product_id"])),
             _attribute(1703, _utf8(p["transaction_id"])), _attribute(1704, _date(p["purchase_ms"])),
             _attribute(1705, _utf8(p["original_transaction_id"])), _attribute(1706, _date(p["purchase_ms"])),
-            _attribute(1708, _date(None)), _attribute(1711, asn1.integer(0)),
+            _attribute(1708, _date(p.get("expires_ms"))), _attribute(1711, asn1.integer(0)),
             _attribute(1712, _date(p.get("cancellation_ms")))])))
     # The receipt's own fields sorted as DER sorts a SET OF; the purchases after them in the order given, as
     # verifyReceipt lists them (readers take a SET's elements in any order).
@@ -467,7 +469,7 @@ def _parse_date(text):
 _RECEIPT_TYPES = {0: "environment", 1: "app_item_id", 2: "bundle_id", 3: "application_version",
                   12: "receipt_creation_ms", 18: "original_purchase_ms", 19: "original_application_version"}
 _PURCHASE_TYPES = {1701: "quantity", 1702: "product_id", 1703: "transaction_id", 1704: "purchase_ms",
-                   1705: "original_transaction_id", 1712: "cancellation_ms"}
+                   1705: "original_transaction_id", 1708: "expires_ms", 1712: "cancellation_ms"}
 
 
 def _read_payload(element):
@@ -483,6 +485,8 @@ def _read_payload(element):
                     p[_PURCHASE_TYPES[inner_kind]] = _value(inner_value)
             in_app.append({key: p.get(key) for key in ("product_id", "transaction_id", "original_transaction_id",
                                                    "quantity", "purchase_ms", "cancellation_ms")})
+            if p.get("expires_ms") is not None:
+                in_app[-1]["expires_ms"] = p["expires_ms"]
     for required in ("environment", "bundle_id", "application_version", "receipt_creation_ms"):
         if payload.get(required) is None:
             raise ValueError(f"no {required}")

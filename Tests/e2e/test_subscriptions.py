@@ -7,12 +7,14 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timezone
 
 import notifications
+import requests
 import signed_data
 import subscription_notifications
 from cryptography.hazmat.primitives.asymmetric import ec
 
 from invariants import assert_events_follow_transactions
 from notification_support import CERTS, event_invariant_violations, now_ms, post, refunded, send, verify_jws
+from test_receipt_modes import OwnVerifier
 from support import PAY_30, PAY_98, assert_verify_answer, new_transaction_id, new_user_id
 
 SUBSCRIPTION = subscription_notifications.SUBSCRIPTION
@@ -29,7 +31,8 @@ class Chain:
     def __init__(self, product=PAY_30, start=None):
         self.original_id = new_transaction_id()
         self.product = product
-        self.start = start if start is not None else now_ms() - PERIOD - PERIOD // 2
+        # Whole seconds, as a receipt's dates are.
+        self.start = (start if start is not None else now_ms() - PERIOD - PERIOD // 2) // 1000 * 1000
         self.ids = {0: self.original_id}
 
     def period(self, index, product=None, token=None, expires=None, **fields):
@@ -286,3 +289,70 @@ def test_a_renewal_info_not_signed_by_apple_is_refused_and_changes_nothing(api, 
     assert chain.row(db)["latest_transaction_id"] == chain.original_id
     assert db.scalar("SELECT COUNT(*) FROM notifications WHERE notification_uuid = %s",
                      payload["notificationUUID"]) == 0
+
+
+def receipt_period(receipts, chain, index):
+    """Period `index` of `chain` as a receipt's purchase (verifyReceipt's expires_date)."""
+    return receipts.purchase(chain.product, transaction_id=chain.ids.setdefault(index, new_transaction_id()),
+                             original_transaction_id=chain.original_id, purchase_ms=chain.start + index * PERIOD,
+                             expires_ms=chain.start + (index + 1) * PERIOD)
+
+
+def apple_now_shows(simulator, receipt_data, purchase):
+    """From now on verifyReceipt's answer to `receipt_data` lists `purchase` in latest_receipt_info."""
+    response = requests.post(simulator.base_url + "/latest_receipt_info",
+                             json={"receipt_data": receipt_data, "purchase": purchase}, timeout=10)
+    assert response.status_code == 200, response.text
+
+
+def test_verify_receipts_latest_receipt_info_advances_the_chain_and_delivers_each_renewal_once(
+        api, db, simulator, receipts):
+    chain, user = Chain(), new_user_id()
+    receipt = receipts.app_receipt([receipt_period(receipts, chain, 0)])
+    assert_verify_answer(api.verify(receipt, user_id=user), "delivered")
+    row = chain.row(db)
+    assert (row["user_id"], row["status"], row["latest_transaction_id"]) == (user, "active", chain.original_id)
+    assert ms(row["expires_at"]) == chain.start + PERIOD
+    assert chain.changes(db) == [("active", user)]
+
+    # Renewed while the app was closed: Apple's answer to the same receipt now shows period 1, and
+    # its DID_RENEW arrives at the same moment as the client's verify.
+    apple_now_shows(simulator, receipt, receipt_period(receipts, chain, 1))
+    renewal = chain.period(1)
+    with ThreadPoolExecutor(2) as pool:
+        by_receipt = pool.submit(api.verify, receipt, user_id=user, transaction_id=chain.ids[1])
+        by_notification = pool.submit(chain.notify, api, "DID_RENEW", None, renewal, chain.start + PERIOD + 1000)
+        assert by_receipt.result().status_code == 200, by_receipt.result().text
+        by_notification.result()
+    assert chain.deliveries(db, 1) == [user]
+    row = chain.row(db)
+    assert (row["latest_transaction_id"], ms(row["expires_at"])) == (chain.ids[1], chain.start + 2 * PERIOD)
+    assert set(entitled(db, user)) == {PAY_30}
+    assert_events_follow_transactions(db, chain.ids.values())
+
+
+def test_a_receipt_showing_a_refunded_latest_period_revokes_the_chain(api, db, simulator, receipts):
+    chain, user = Chain(), new_user_id()
+    receipt = receipts.app_receipt([receipt_period(receipts, chain, 0)])
+    assert_verify_answer(api.verify(receipt, user_id=user), "delivered")
+    refunded_period = dict(receipt_period(receipts, chain, 1), cancellation_ms=now_ms() - 1000)
+    apple_now_shows(simulator, receipt, refunded_period)
+    api.verify(receipt, user_id=user, transaction_id=chain.ids[1])
+    assert chain.row(db)["status"] == "revoked"
+    assert entitled(db, user) == {}
+
+
+def test_a_receipt_checked_here_starts_the_chain_from_its_expires_date(tmp_path, db, receipts):
+    chain, user = Chain(), new_user_id()
+    receipt = receipts.app_receipt([receipt_period(receipts, chain, 0), receipt_period(receipts, chain, 1)])
+    local = OwnVerifier(tmp_path, "local")
+    try:
+        answer = local.verify(receipt, user_id=user)
+    finally:
+        local.stop()
+    assert answer.status == 200 and answer.body["status"] == "delivered", answer.body
+    row = chain.row(db)
+    assert (row["user_id"], row["status"], row["latest_transaction_id"]) == (user, "active", chain.ids[1])
+    assert ms(row["expires_at"]) == chain.start + 2 * PERIOD
+    assert chain.deliveries(db, 0) == [user] and chain.deliveries(db, 1) == [user]
+    assert chain.changes(db) == [("active", user)]  # one chain, one change, however many periods it shows
