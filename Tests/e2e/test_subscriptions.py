@@ -4,7 +4,7 @@ the chain's first delivery, a `subscription_changed` event when the status, expi
 `entitlements` view right as time passes. Notifications are signed by the simulator's code with the stack's PKI,
 the renewal info shaped by Tests/Simulator/subscription_notifications.py."""
 from concurrent.futures import ThreadPoolExecutor
-from datetime import timezone
+from datetime import datetime, timedelta, timezone
 
 import notifications
 import requests
@@ -14,8 +14,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 
 from invariants import assert_events_follow_transactions
 from notification_support import CERTS, event_invariant_violations, now_ms, post, refunded, send, verify_jws
+from test_notification_sync import UNREACHABLE, simulator_send, synced
 from test_receipt_modes import OwnVerifier
-from support import PAY_30, PAY_98, assert_verify_answer, new_transaction_id, new_user_id
+from support import PAY_30, PAY_98, assert_verify_answer, new_transaction_id, new_user_id, wait_until
 
 SUBSCRIPTION = subscription_notifications.SUBSCRIPTION
 DAY = 86_400_000
@@ -356,3 +357,23 @@ def test_a_receipt_checked_here_starts_the_chain_from_its_expires_date(tmp_path,
     assert ms(row["expires_at"]) == chain.start + 2 * PERIOD
     assert chain.deliveries(db, 0) == [user] and chain.deliveries(db, 1) == [user]
     assert chain.changes(db) == [("active", user)]  # one chain, one change, however many periods it shows
+
+
+def test_a_renewal_apple_could_not_deliver_is_applied_by_notifications_sync(api, db, simulator):
+    chain, user = Chain(), new_user_id()
+    subscribe(api, db, chain, user)
+    renewal = chain.period(1)
+    sent = simulator_send(simulator, UNREACHABLE, "DID_RENEW", {
+        "product_id": chain.product, "transaction_id": renewal["transactionId"],
+        "original_transaction_id": chain.original_id, "type": SUBSCRIPTION, "purchase_ms": renewal["purchaseDate"],
+        "expires_ms": renewal["expiresDate"]})
+    wait_until(lambda: any(entry["notification_uuid"] == sent["notification_uuid"] and entry["attempts"]
+                           for entry in requests.get(f"{simulator.base_url}/notifications/sent", timeout=10).json()),
+               10, "Apple's one attempt at the DID_RENEW")
+    assert chain.deliveries(db, 1) == []
+
+    synced((datetime.now(timezone.utc) - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    assert chain.deliveries(db, 1) == [user]
+    assert chain.row(db)["latest_transaction_id"] == chain.ids[1]
+    assert db.one("SELECT source FROM notifications WHERE notification_uuid = %s", sent["notification_uuid"]) == {
+        "source": "sync"}
