@@ -16,10 +16,11 @@ final class WebhookEventTests: XCTestCase {
         let body = String(decoding: event.body(), as: UTF8.self)
         XCTAssertEqual(
             body,
-            #"{"event_id":42,"type":"refund_reversed","occurred_at":"2025-11-24T16:00:00Z","environment":"Production","#
+            #"{"event_id":42,"type":"refund_reversed","store":"app_store","occurred_at":"2025-11-24T16:00:00Z","environment":"Production","#
                 + #""transaction":{"transaction_id":"1000000123","original_transaction_id":"1000000100","#
                 + #""product_id":"zydj.product.pay_6","quantity":2,"purchase_date":"2025-11-24T13:13:20Z","#
-                + #""state":"delivered","revocation_reason":null,"revocation_type":null,"revocation_percentage":null},"#
+                + #""state":"delivered","revocation_reason":null,"revocation_type":null,"revocation_percentage":null,"#
+                + #""refunded_quantity":null},"#
                 + #""order":{"order_id":"3f2a8c1e-0000-4000-8000-000000000001","#
                 + #""user_id":"u-\"1\"","product_id":"zydj.product.pay_6","price":"6.00","currency":"CNY","#
                 + #""status":"delivered"}}"#)
@@ -37,6 +38,42 @@ final class WebhookEventTests: XCTestCase {
         XCTAssertEqual(transaction?["revocation_type"], .string("REFUND_PRORATED"))
         XCTAssertEqual(transaction?["revocation_percentage"], .number("40000"))
         XCTAssertNil(try JSONParser.parse(refund.body()).objectValue?["refund_request"])
+    }
+
+    func testAGooglePartialRefundSaysItsStoreAndHowManyItTookBack() throws {
+        var refund = event
+        refund.type = .refunded
+        refund.store = .googlePlay
+        refund.transaction.transactionID = "GPA.3312-4567-8901-23456"
+        refund.transaction.quantity = 5
+        refund.transaction.refundedQuantity = 2
+        let parsed = try JSONParser.parse(refund.body()).objectValue
+        XCTAssertEqual(parsed?["store"], .string("google_play"))
+        XCTAssertEqual(parsed?["transaction"]?.objectValue?["quantity"], .number("5"))
+        XCTAssertEqual(parsed?["transaction"]?.objectValue?["refunded_quantity"], .number("2"))
+        XCTAssertEqual(parsed?["transaction"]?.objectValue?["revocation_percentage"], .null)
+        XCTAssertNil(parsed?["subscription"])
+    }
+
+    func testASubscriptionChangedEventCarriesTheChainLast() throws {
+        var changed = event
+        changed.type = .subscriptionChanged
+        changed.subscription = .init(
+            status: "grace_period", expiresAtMs: 1_764_043_200_123, autoRenew: false,
+            originalTransactionID: "1000000100")
+        let body = String(decoding: changed.body(), as: UTF8.self)
+        XCTAssertTrue(
+            body.hasSuffix(#""status":"delivered"},"subscription":{"status":"grace_period","#
+                + #""expires_at":"2025-11-25T04:00:00Z","auto_renew":false,"original_transaction_id":"1000000100"}}"#),
+            body)
+        changed.subscription?.autoRenew = nil
+        changed.subscription?.expiresAtMs = nil
+        let chain = try JSONParser.parse(changed.body()).objectValue?["subscription"]?.objectValue
+        XCTAssertEqual(chain?["auto_renew"], .null)
+        XCTAssertEqual(chain?["expires_at"], .null)
+        changed.subscription = nil
+        XCTAssertEqual(try JSONParser.parse(changed.body()).objectValue?["subscription"], .null)
+        XCTAssertNil(try JSONParser.parse(event.body()).objectValue?["subscription"])
     }
 
     func testARefundRequestedEventCarriesItsRequestLast() throws {

@@ -7,7 +7,7 @@ unaffected. These tests run iap-fcgi processes of their own (their own FastCGI
 sockets, the stack's database) with IAP_WEBHOOK_URL pointing at a receiver of the
 tests' own (webhook_receiver.py); deliveries still go through nginx and the stack's
 iap-fcgi, which writes the events the dispatchers pick up from the database.
-Time is simulated by moving `created_at` and `next_attempt_at` in the database.
+Time is simulated by moving `created_at`, `next_attempt_at` and the end of a lost lease in the database.
 """
 import subprocess
 import threading
@@ -18,16 +18,19 @@ from pathlib import Path
 import pymysql
 import pytest
 
+import game_events
 from fastcgi_client import IAP_FCGI, start_service, start_up_refusal, stop_service, wait_until_answering
-from support import (PAY_6, assert_verify_answer, lock_waiting_queries, new_transaction_id, new_user_id, placeholders,
-                     wait_until)
+from support import (PAY_6, assert_verify_answer, lock_waiting_queries, new_transaction_id, new_user_id,
+                     placeholders, wait_until)
 from webhook_receiver import NEW_HEADS_PENDING, WebhookReceiver
 
 SECRET = "whsec-e2e-0123456789abcdef"
 LEASE_SECONDS = 30            # WebhookDispatcher.leaseMs
-BODY_MEMBERS = ["event_id", "type", "occurred_at", "environment", "transaction", "order"]
+BODY_MEMBERS = ["event_id", "type", "store", "occurred_at", "environment", "transaction", "order"]
+# The member a type adds after the others.
+TYPE_MEMBERS = {"refund_requested": ["refund_request"], "subscription_changed": ["subscription"]}
 TRANSACTION_MEMBERS = ["transaction_id", "original_transaction_id", "product_id", "quantity", "purchase_date", "state",
-                       "revocation_reason", "revocation_type", "revocation_percentage"]
+                       "revocation_reason", "revocation_type", "revocation_percentage", "refunded_quantity"]
 ORDER_MEMBERS = ["order_id", "user_id", "product_id", "price", "currency", "status"]
 
 
@@ -157,6 +160,15 @@ def move_unleased(db, sql, event_ids, *args):
         changed = moved()
 
 
+def end_leases_taken_before(db, event_ids, moment):
+    """The leases of these events taken before `moment` (a database time) end now instead of LEASE_SECONDS after
+    they were taken: time passing for the leases a dispatcher lost, without waiting for it. A lease taken since
+    (a POST that may be under way) is left as it is."""
+    ids = [int(i) for i in event_ids]
+    db.execute(f"UPDATE events SET lease_expires_at = UTC_TIMESTAMP(3) WHERE event_id IN ({placeholders(ids)})"
+               " AND lease_expires_at <= %s + INTERVAL %s SECOND", *ids, moment, LEASE_SECONDS)
+
+
 def iso(value):
     return value.strftime("%Y-%m-%dT%H:%M:%SZ") if value is not None else None
 
@@ -167,18 +179,23 @@ def assert_documented_post(delivery, db, row):
     assert delivery.event_id == str(row["event_id"])
     assert delivery.headers["content-type"] == "application/json"
     body = delivery.body
-    assert list(body) == BODY_MEMBERS, body
+    assert list(body) == BODY_MEMBERS + TYPE_MEMBERS.get(row["type"], []), body
     assert list(body["transaction"]) == TRANSACTION_MEMBERS and list(body["order"]) == ORDER_MEMBERS, body
     transaction = db.transaction(row["transaction_id"])
     order = db.order(row["order_id"])
-    assert body["event_id"] == row["event_id"] and body["type"] == row["type"]
+    assert body["event_id"] == row["event_id"] and body["type"] == row["type"] and body["store"] == row["store"]
     assert body["occurred_at"] == iso(row["occurred_at"]) and body["environment"] == row["environment"]
     assert body["transaction"] == {
         "transaction_id": row["transaction_id"], "original_transaction_id": row["original_transaction_id"],
         "product_id": row["product_id"], "quantity": row["quantity"],
         "purchase_date": iso(transaction["purchase_date"]), "state": transaction["state"],
         "revocation_reason": transaction["revocation_reason"], "revocation_type": transaction["revocation_type"],
-        "revocation_percentage": transaction["revocation_percentage"]}
+        "revocation_percentage": transaction["revocation_percentage"], "refunded_quantity": row["refunded_quantity"]}
+    if row["type"] == "subscription_changed":
+        assert body["subscription"] == {
+            "status": row["subscription_status"], "expires_at": iso(row["expires_at"]),
+            "auto_renew": None if row["auto_renew"] is None else bool(row["auto_renew"]),
+            "original_transaction_id": row["original_transaction_id"]}, body
     assert body["order"] == {
         "order_id": order["order_id"], "user_id": row["user_id"], "product_id": order["product_id"],
         "price": str(order["price"]), "currency": order["currency"], "status": order["status"]}
@@ -218,6 +235,65 @@ def test_a_refund_follows_its_delivery_in_order(api, db, receipts, receiver, dis
     assert deliveries[0].answered <= deliveries[1].started
     assert_documented_post(deliveries[1], db, event(db, rows[1]["event_id"]))
     assert deliveries[1].body["transaction"]["state"] == "refunded"
+
+
+def test_a_google_purchase_and_its_partial_refund_say_their_store_and_how_many(api, db, google, receiver, dispatcher):
+    """The body of a Google Play purchase's events says google_play, and a quantity-based partial refund's
+    `refunded` event carries refunded_quantity: the game takes back 2 of the 5, not all of them. (The partial
+    refund's event is written here as a voided purchase would write it.)"""
+    user_id = new_user_id()
+    bought = game_events.deliver_on_google_play(api, google, user_id, quantity=5)
+    [delivered] = events_of(db, user_id)
+    refunded_id = game_events.refund_partly(db, delivered, 2)
+    wait_status(db, [delivered["event_id"], refunded_id], "sent")
+
+    first, second = receiver.of([delivered["event_id"], refunded_id])
+    assert_documented_post(first, db, event(db, delivered["event_id"]))
+    assert_documented_post(second, db, event(db, refunded_id))
+    assert (first.body["store"], first.body["transaction"]["transaction_id"], first.body["transaction"]["quantity"],
+            first.body["transaction"]["refunded_quantity"]) == ("google_play", bought["order_id"], 5, None), first.body
+    assert (second.body["type"], second.body["store"], second.body["transaction"]["quantity"],
+            second.body["transaction"]["refunded_quantity"]) == ("refunded", "google_play", 5, 2), second.body
+    assert second.body["transaction"]["revocation_percentage"] is None
+
+
+def test_a_google_refund_review_carries_its_reason_and_deadline(api, db, google, receiver, dispatcher):
+    """A pendingRefundReviewNotification's `refund_requested` event carries the request as Apple's does
+    (its consumption_requests row and event written here as the notification writes them; the row is not
+    pending, so that no sender answers Google)."""
+    user_id = new_user_id()
+    bought = game_events.deliver_on_google_play(api, google, user_id, quantity=1)
+    [delivered] = events_of(db, user_id)
+    asked_id = game_events.insert_event_like(db, delivered["event_id"], "refund_requested")
+    db.execute("INSERT INTO consumption_requests (store, transaction_id, original_transaction_id, google_message_id,"
+               " pending_refund_token, order_id, environment, user_id, product_id, reason, requested_at, deadline_at,"
+               " status, event_id, created_at) VALUES ('google_play', %s, %s, %s, 'refund-token-e2e', %s, 'Production',"
+               " %s, %s, 'OTHER', '2026-11-28 08:00:00.000', '2026-11-29 08:00:00.000', 'no_consent', %s,"
+               " UTC_TIMESTAMP(3))", bought["order_id"], bought["order_id"], f"m-{asked_id}", bought["order_id"],
+               user_id, PAY_6, asked_id)
+    wait_status(db, [delivered["event_id"], asked_id], "sent")
+
+    [asked] = receiver.of([asked_id])
+    assert_documented_post(asked, db, event(db, asked_id))
+    assert asked.body["store"] == "google_play"
+    assert asked.body["refund_request"] == {"reason": "OTHER", "deadline_at": "2026-11-29T08:00:00Z"}, asked.body
+
+
+def test_a_subscription_change_carries_the_chain(api, db, receiver, dispatcher):
+    """SUBSCRIBED delivers the period to the order its appAccountToken names and starts the chain: its
+    subscription_changed event's body carries the chain's status, expiry, auto-renewal and original id."""
+    user_id = new_user_id()
+    period = game_events.subscribe(api, user_id)
+    rows = events_of(db, user_id)
+    assert [r["type"] for r in rows] == ["delivered", "subscription_changed"], rows
+    wait_status(db, [r["event_id"] for r in rows], "sent")
+
+    [changed] = receiver.of([rows[1]["event_id"]])
+    assert_documented_post(changed, db, event(db, rows[1]["event_id"]))
+    assert changed.body["subscription"] == {
+        "status": "active", "expires_at": iso(datetime.fromtimestamp(period["expiresDate"] // 1000, timezone.utc)),
+        "auto_renew": True, "original_transaction_id": period["originalTransactionId"]}, changed.body
+    assert changed.body["transaction"]["transaction_id"] == period["transactionId"]
 
 
 def test_a_failing_receiver_gets_retries_with_backoff_then_the_event(api, db, receipts, receiver, dispatcher):
@@ -390,9 +466,13 @@ def test_sigkill_while_posting_loses_no_event(api, db, receipts, receiver, dispa
     dispatcher.kill()
     under_way = {d.event_id for d in receiver.of(ids) if d.answered is None}
     assert len(under_way) >= 4, "nothing was under way at the kill"
+    leased = db.scalar(f"SELECT COUNT(*) FROM events WHERE event_id IN ({placeholders(ids)})"
+                       " AND lease_expires_at > UTC_TIMESTAMP(3)", *ids)
+    assert leased >= len(under_way), "the killed process's POSTs hold their leases"
     receiver.heal()
+    end_leases_taken_before(db, ids, database_now(db))   # the killed process's leases end first
     dispatcher.start()
-    wait_status(db, ids, "sent", timeout=LEASE_SECONDS + 20)   # the killed process's leases end first
+    wait_status(db, ids, "sent")
     assert receiver.acknowledged_ids() >= {str(i) for i in ids}
     for event_id in under_way:   # cut off at the kill (its answer never read): POSTed again, same id
         posts = receiver.of([event_id])
@@ -408,6 +488,7 @@ def test_mariadb_stopped_while_posting_loses_no_event(api, db, receipts, receive
         deliver(api, receipts, user_id)
     ids = [r["event_id"] for r in events_of(db, *users)]
     wait_until(lambda: receiver.held() >= 1 and receiver.of(ids), 15, "POSTs under way")
+    before_outage = database_now(db)
     stack("stop mariadb")
     try:
         held = [d for d in receiver.of(ids) if d.answered is None]
@@ -419,7 +500,8 @@ def test_mariadb_stopped_while_posting_loses_no_event(api, db, receipts, receive
         stack("start mariadb")
     wait_until(lambda: api.get("/v1/health").status_code == 200, 30, "the service healthy again")
     # Unrecorded answers leave their events leased: sent again once the leases end, same event_id.
-    wait_status(db, ids, "sent", timeout=LEASE_SECONDS + 30)
+    end_leases_taken_before(db, ids, before_outage)
+    wait_status(db, ids, "sent", timeout=30)
     assert receiver.acknowledged_ids() >= {str(i) for i in ids}
     assert all(d.body["event_id"] == int(d.event_id) for d in receiver.of(ids))
     assert not receiver.overlaps

@@ -9,4 +9,7 @@ public enum GameEventType: String, Sendable, CaseIterable {
     /// Nothing to grant or take back: the player asked Apple for a refund, and the game may
     /// answer how much of the purchase was used (docs/events.md "Refund requests").
     case refundRequested = "refund_requested"
+    /// Nothing to grant or take back: a subscription chain's status, expiry or auto-renewal changed
+    /// (its renewals and refunds have their own `delivered` and `refunded` events).
+    case subscriptionChanged = "subscription_changed"
 }

@@ -14,11 +14,14 @@ public struct WebhookEvent: Equatable, Sendable {
         public var revocationReason: Int?
         public var revocationType: String?
         public var revocationPercentage: Int?
+        /// How many of `quantity` a Google Play quantity-based partial refund took back (this event's
+        /// refund: the goods of the rest stay); nil for any other event.
+        public var refundedQuantity: Int?
 
         public init(
             transactionID: String, originalTransactionID: String, productID: String, quantity: Int,
             purchaseDateMs: Int64?, state: String?, revocationReason: Int? = nil, revocationType: String? = nil,
-            revocationPercentage: Int? = nil
+            revocationPercentage: Int? = nil, refundedQuantity: Int? = nil
         ) {
             self.transactionID = transactionID
             self.originalTransactionID = originalTransactionID
@@ -29,6 +32,7 @@ public struct WebhookEvent: Equatable, Sendable {
             self.revocationReason = revocationReason
             self.revocationType = revocationType
             self.revocationPercentage = revocationPercentage
+            self.refundedQuantity = refundedQuantity
         }
     }
 
@@ -55,9 +59,9 @@ public struct WebhookEvent: Equatable, Sendable {
 
     /// What a `refund_requested` event adds: the request the game may answer.
     public struct RefundRequest: Equatable, Sendable {
-        /// Apple's `consumptionRequestReason`; nil when it gave none.
+        /// Apple's `consumptionRequestReason`, or Google's `refundReason`; nil when the store gave none.
         public var reason: String?
-        /// When Apple stops waiting for the answer (ms since 1970 UTC).
+        /// When the store stops waiting for the answer (ms since 1970 UTC).
         public var deadlineAtMs: Int64
 
         public init(reason: String?, deadlineAtMs: Int64) {
@@ -66,8 +70,28 @@ public struct WebhookEvent: Equatable, Sendable {
         }
     }
 
+    /// What a `subscription_changed` event adds: the chain's state after the change.
+    public struct Subscription: Equatable, Sendable {
+        /// `active`, `grace_period`, `billing_retry`, `expired` or `revoked`.
+        public var status: String
+        /// The chain's expiry after the change (ms since 1970 UTC); nil when the row has none.
+        public var expiresAtMs: Int64?
+        /// Whether the chain renews at its expiry; nil while the store has not said.
+        public var autoRenew: Bool?
+        public var originalTransactionID: String
+
+        public init(status: String, expiresAtMs: Int64?, autoRenew: Bool?, originalTransactionID: String) {
+            self.status = status
+            self.expiresAtMs = expiresAtMs
+            self.autoRenew = autoRenew
+            self.originalTransactionID = originalTransactionID
+        }
+    }
+
     public var eventID: UInt64
     public var type: GameEventType
+    /// The store that sold the transaction.
+    public var store: PurchaseStore
     public var occurredAtMs: Int64
     /// `Production` or `Sandbox`.
     public var environment: String
@@ -76,18 +100,24 @@ public struct WebhookEvent: Equatable, Sendable {
     /// The `refund_request` member of a `refund_requested` event's body (null when its row is gone); other
     /// events have no such member.
     public var refundRequest: RefundRequest?
+    /// The `subscription` member of a `subscription_changed` event's body (null when the row has no
+    /// status); other events have no such member.
+    public var subscription: Subscription?
 
     public init(
-        eventID: UInt64, type: GameEventType, occurredAtMs: Int64, environment: String, transaction: Transaction,
-        order: Order, refundRequest: RefundRequest? = nil
+        eventID: UInt64, type: GameEventType, store: PurchaseStore = .appStore, occurredAtMs: Int64,
+        environment: String, transaction: Transaction, order: Order, refundRequest: RefundRequest? = nil,
+        subscription: Subscription? = nil
     ) {
         self.eventID = eventID
         self.type = type
+        self.store = store
         self.occurredAtMs = occurredAtMs
         self.environment = environment
         self.transaction = transaction
         self.order = order
         self.refundRequest = refundRequest
+        self.subscription = subscription
     }
 
     /// The POST's body, members in the contract's order.
@@ -95,6 +125,7 @@ public struct WebhookEvent: Equatable, Sendable {
         var members: JSONObject = [
             "event_id": .int(eventID),
             "type": .string(type.rawValue),
+            "store": .string(store.rawValue),
             "occurred_at": .string(AppleDate.iso8601(ms: occurredAtMs)),
             "environment": .string(environment),
             "transaction": .object([
@@ -107,6 +138,7 @@ public struct WebhookEvent: Equatable, Sendable {
                 "revocation_reason": transaction.revocationReason.map { .int($0) } ?? .null,
                 "revocation_type": .optionalString(transaction.revocationType),
                 "revocation_percentage": transaction.revocationPercentage.map { .int($0) } ?? .null,
+                "refunded_quantity": transaction.refundedQuantity.map { .int($0) } ?? .null,
             ]),
             "order": .object([
                 "order_id": .string(order.orderID),
@@ -124,6 +156,18 @@ public struct WebhookEvent: Equatable, Sendable {
                     JSONValue.object([
                         "reason": .optionalString($0.reason),
                         "deadline_at": .string(AppleDate.iso8601(ms: $0.deadlineAtMs)),
+                    ])
+                } ?? .null))
+        }
+        if type == .subscriptionChanged {
+            members.members.append((
+                key: "subscription",
+                value: subscription.map {
+                    JSONValue.object([
+                        "status": .string($0.status),
+                        "expires_at": .optionalString($0.expiresAtMs.map(AppleDate.iso8601(ms:))),
+                        "auto_renew": $0.autoRenew.map { .bool($0) } ?? .null,
+                        "original_transaction_id": .string($0.originalTransactionID),
                     ])
                 } ?? .null))
         }

@@ -69,7 +69,9 @@ struct WebhookStore {
               \(LeasedOutbox.milliseconds("COALESCE(e.redelivered_at, e.created_at)")), e.attempts,
               \(LeasedOutbox.milliseconds("t.purchase_date")), t.state, o.product_id, o.price, o.currency, o.status,
               t.revocation_reason, t.revocation_type, t.revocation_percentage,
-              r.reason, \(LeasedOutbox.milliseconds("r.deadline_at"))
+              r.reason, \(LeasedOutbox.milliseconds("r.deadline_at")),
+              e.store, e.refunded_quantity, e.subscription_status, \(LeasedOutbox.milliseconds("e.expires_at")),
+              e.auto_renew
             FROM events e
             LEFT JOIN transactions t ON t.transaction_id = e.transaction_id
             LEFT JOIN orders o ON o.order_id = e.order_id
@@ -89,17 +91,23 @@ struct WebhookStore {
             let attempts = row[11].flatMap({ Int($0) })
         else { return nil }
         let event = WebhookEvent(
-            eventID: eventID, type: type, occurredAtMs: occurredAtMs, environment: environment,
+            eventID: eventID, type: type, store: row[23].flatMap(PurchaseStore.init(rawValue:)) ?? .appStore,
+            occurredAtMs: occurredAtMs, environment: environment,
             transaction: .init(
                 transactionID: transactionID, originalTransactionID: originalTransactionID, productID: productID,
                 quantity: quantity, purchaseDateMs: row[12].flatMap { Int64($0) }, state: row[13],
                 revocationReason: row[18].flatMap { Int($0) }, revocationType: row[19],
-                revocationPercentage: row[20].flatMap { Int($0) }),
+                revocationPercentage: row[20].flatMap { Int($0) }, refundedQuantity: row[24].flatMap { Int($0) }),
             order: .init(
                 orderID: orderID, userID: userID, productID: row[14] ?? productID, price: row[15], currency: row[16],
                 status: row[17]),
             // deadline_at is NOT NULL: none means the event has no request row.
-            refundRequest: row[22].flatMap { Int64($0) }.map { .init(reason: row[21], deadlineAtMs: $0) })
+            refundRequest: row[22].flatMap { Int64($0) }.map { .init(reason: row[21], deadlineAtMs: $0) },
+            subscription: row[25].map {
+                .init(
+                    status: $0, expiresAtMs: row[26].flatMap { Int64($0) }, autoRenew: row[27].map { $0 != "0" },
+                    originalTransactionID: originalTransactionID)
+            })
         return Claimed(event: event, attempts: attempts, retryWindowStartMs: windowStartMs, lease: lease)
     }
 
