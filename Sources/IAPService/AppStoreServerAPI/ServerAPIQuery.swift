@@ -67,11 +67,9 @@ public final class ServerAPIQuery {
     }
 
     /// Runs `body`, which asks several questions in a row (`notificationHistory`),
-    /// with the client's thread started once for them all: a stopped client does not start again.
+    /// with the client's thread started once for them all.
     func whileRunning<Answer>(_ body: () throws -> Answer) rethrows -> Answer {
-        apple.start()
-        defer { apple.stop() }
-        return try body()
+        try apple.whileRunning(body)
     }
 
     /// Get Notification History of `environment`, one page (see `AppStoreServerClient`); only inside `whileRunning`.
@@ -90,8 +88,9 @@ public final class ServerAPIQuery {
         startingClient: Bool = true,
         _ question: (@escaping @Sendable (Result<Answer, AppStoreServerError>) -> Void) -> Bool
     ) -> Result<Answer, AppStoreServerError> {
-        if startingClient { apple.start() }
-        defer { if startingClient { apple.stop() } }
+        let threads = startingClient ? WorkerThreads(apple) : nil
+        threads?.start()
+        defer { threads?.stop() }
         let answered = DispatchSemaphore(value: 0)
         let result = Locked<Result<Answer, AppStoreServerError>>(.failure(.unavailable))
         guard question({ outcome in

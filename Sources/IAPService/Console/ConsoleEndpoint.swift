@@ -6,18 +6,22 @@ import IAPCore
 /// threads: the service's own threads, each with its own database connection,
 /// as the public accept threads. The public listener's router knows none of
 /// the console's paths (they answer 404 there).
-final class ConsoleEndpoint: Sendable {
+final class ConsoleEndpoint: Worker {
     let listener: FastCGIListener
     let configuration: ConsoleConfiguration
     private let router: ConsoleRouter
+    private let database: Database
+    private let inflight: InflightCounter
     /// Staff are few: two threads, so that one slow page (Apple's lookup) does not hold the others.
     static let threads = 2
 
     init(
         _ console: ConsoleConfiguration, service: ServiceConfiguration, policy: ConnectionPolicy,
-        appStoreServer: AppStoreServerClient?
+        appStoreServer: AppStoreServerClient?, database: Database, inflight: InflightCounter
     ) throws {
         configuration = console
+        self.database = database
+        self.inflight = inflight
         do {
             switch console.listen {
             case .unix(let path):
@@ -34,16 +38,16 @@ final class ConsoleEndpoint: Sendable {
         router = ConsoleRouter(configuration: service, console: console, appStoreServer: appStoreServer)
     }
 
-    /// Starts the threads; they return once `listener.stopAccepting()` is called.
-    func start(database: Database, inflight: InflightCounter) -> [pthread_t] {
-        (0..<Self.threads).map { _ in
-            startThread(named: "console") { [self] in
-                serve(worker: WorkerContext(database: database), inflight: inflight)
-            }
-        }
+    var threadName: String { "console" }
+    var threadCount: Int { Self.threads }
+
+    /// Stopping takes the listener out of the poller: each thread returns once its request is answered.
+    func wake() {
+        listener.stopAccepting()
     }
 
-    private func serve(worker: WorkerContext, inflight: InflightCounter) {
+    func run(_ stop: StopRequest) {
+        let worker = WorkerContext(database: database)
         while let exchange = listener.accept() {
             let head = RequestReader.head(of: exchange)
             let responder = Responder(exchange: exchange, head: head, inflight: inflight)

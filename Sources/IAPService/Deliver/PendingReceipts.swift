@@ -99,8 +99,9 @@ public final class PendingReceipts {
         let verification = Verification(
             bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy, settings: settings)
         let apple = try AppleClient(endpoints: AppleEndpoints(configuration))
-        apple.start()
-        defer { apple.stop() }
+        let appleThread = WorkerThreads(apple)
+        appleThread.start()
+        defer { appleThread.stop() }
         // The service's own checker: under local or server-api, a receipt is checked here again.
         let checker = try ReceiptChecker.standalone(configuration, apple: apple)
 

@@ -13,7 +13,7 @@ import IAPCore
 /// `sent`; else a retry after `WebhookRetryPolicy`'s backoff, or `failed` after
 /// 72 hours). While POSTs complete, it claims again at once; when nothing is
 /// due, every 200 ms (`WebhookPolling`).
-final class WebhookDispatcher: @unchecked Sendable {
+final class WebhookDispatcher: Worker, @unchecked Sendable {
     /// POSTs under way at once; each is a different user's event.
     static let maxInFlight = 64
     /// Answers recorded, and events claimed, together at most: a quarter of the slots.
@@ -32,13 +32,11 @@ final class WebhookDispatcher: @unchecked Sendable {
     private let caFile: String?
     private let database: Database
     private let multi: CurlMulti
-    private let stopping = Locked(false)
-    private let thread = Locked<pthread_t?>(nil)
     // The rest belongs to the dispatcher's thread.
     private var idleTransfers: [CurlTransfer] = []
     /// Failing POSTs in a row: the first of a run and the recovery are logged, not each.
     private var failuresInARow = 0
-    private var databaseFailing = false
+    private var databaseLog = DatabaseFailureLog(worker: "webhook", retry: .milliseconds(WebhookDispatcher.databaseRetryMs))
 
     init(configuration: WebhookConfiguration, caFile: String?, database: Database) throws {
         self.configuration = configuration
@@ -47,28 +45,22 @@ final class WebhookDispatcher: @unchecked Sendable {
         multi = try CurlMulti(maxConnections: Self.maxInFlight)
     }
 
-    func start() {
-        let started = startThread(named: "webhook") { [self] in run() }
-        thread.withLock { $0 = started }
-        Log.event("webhook: pushing events, \(Self.maxInFlight) POSTs at most at once")
-    }
+    var threadName: String { "webhook" }
 
-    /// Claims nothing more, lets the POSTs under way finish (at most
-    /// `postTimeoutMs`) and records them, then returns.
-    func stop() {
-        stopping.withLock { $0 = true }
+    /// Ends the dispatcher's wait on the network.
+    func wake() {
         multi.wakeUp()
-        if let running = thread.withLock({ $0 }) {
-            joinThread(running)
-        }
     }
 
-    private func run() {
+    /// Once stopped, claims nothing more, lets the POSTs under way finish (at most
+    /// `postTimeoutMs`) and records them, then returns.
+    func run(_ stop: StopRequest) {
+        Log.event("webhook: pushing events, \(Self.maxInFlight) POSTs at most at once")
         let store = WebhookStore(connection: database.connection())
         var nextClaimMs: Int64 = 0
         var finished: [(CurlTransfer, CurlTransfer.Outcome)] = []
         while true {
-            let isStopping = stopping.withLock { $0 }
+            let isStopping = stop.isRequested
             let free = Self.maxInFlight - multi.count
             // Answers are recorded, and slots filled, `batch` at a time while POSTs
             // are many (one commit for both), at once while few.
@@ -111,11 +103,11 @@ final class WebhookDispatcher: @unchecked Sendable {
             }
             recorded.log()
             claimed = try store.claimed(leased, lease: lease)
-            noteDatabase(failing: nil)
+            databaseLog.note(nil)
         } catch {
             // Leased events, and answers not recorded even alone, wait for their leases to
             // end; then they are sent again, with the same event_id.
-            noteDatabase(failing: error)
+            databaseLog.note(error)
             if !results.isEmpty { recordEachAlone(results, at: now, store) }
             return now.milliseconds + Self.databaseRetryMs
         }
@@ -254,15 +246,6 @@ final class WebhookDispatcher: @unchecked Sendable {
                 failuresInARow = 0
             }
         }
-    }
-
-    private func noteDatabase(failing error: (any Error)?) {
-        if let error, !databaseFailing {
-            Log.event("webhook: database error, retrying every \(Self.databaseRetryMs) ms: \(error)")
-        } else if error == nil && databaseFailing {
-            Log.event("webhook: database reachable again")
-        }
-        databaseFailing = error != nil
     }
 
     /// How long to wait on the network before the next claim is due; at most a

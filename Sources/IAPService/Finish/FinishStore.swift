@@ -6,7 +6,7 @@ import MariaDB
 /// `lease_expires_at`, so that no other (another iap-fcgi on the same database) calls Apple for it
 /// before the lease ends, and records the result only while the row still holds that lease. A lease
 /// that ends without a result (the process died) makes the row claimable again.
-struct FinishStore {
+struct FinishStore: FinishOutboxStore {
     let connection: MariaDBConnection
 
     /// A row this worker holds the lease of.

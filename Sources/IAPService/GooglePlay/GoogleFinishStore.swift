@@ -4,7 +4,7 @@ import MariaDB
 /// The worker's statements on `google_finishes` (the outbox `GooglePurchaseDelivery` writes), under
 /// the leases every outbox shares (`LeasedOutbox`): several iap-fcgi on one database never call
 /// Google twice for one row at once, and a result is recorded only while its lease holds.
-struct GoogleFinishStore {
+struct GoogleFinishStore: FinishOutboxStore {
     let connection: MariaDBConnection
 
     /// A row this worker holds the lease of, with what its call needs.

@@ -29,14 +29,14 @@ final class GooglePurchaseVerifier: Sendable {
     private let settings: SettingsCache
     private let sandboxPolicy: SandboxPolicy
     private let queue: WorkQueue<Job>
-    /// Consumes at Google what the verifier delivered (`google_finishes`).
-    private let finisher: GoogleFinisher
+    /// Consumes at Google what the verifier delivered (`google_finishes`); the service's workers start and stop it.
+    let finisher: WorkerThreads
 
     init(
         client: GooglePlayClient, settings: SettingsCache, sandboxPolicy: SandboxPolicy, queueLimit: QueueLimit,
         database: Database
     ) {
-        self.finisher = GoogleFinisher(client: client, database: database)
+        self.finisher = WorkerThreads(GoogleFinisher(GoogleFinishes(client: client), database: database))
         self.client = client
         self.settings = settings
         self.sandboxPolicy = sandboxPolicy
@@ -44,7 +44,6 @@ final class GooglePurchaseVerifier: Sendable {
     }
 
     func start(database: Database) {
-        finisher.start()
         for _ in 0..<Self.threads {
             _ = startThread(named: "google-verify") { [self] in
                 let connection = WorkerContext(database: database).connection
@@ -55,10 +54,9 @@ final class GooglePurchaseVerifier: Sendable {
         }
     }
 
-    /// Takes no more answers and lets the finisher's calls under way end.
+    /// Takes no more answers.
     func stop() {
         queue.close()
-        finisher.stop()
     }
 
     /// Asks Google, then answers on the verifier's threads.
@@ -165,7 +163,7 @@ final class GooglePurchaseVerifier: Sendable {
                     receiptID: receiptID))
             let status = VerifyStatus.finalStatus(
                 states: [delivered.state], namedTransactionID: nil, namedTransactionPresent: true)
-            if delivered.state == .delivered { finisher.poke() }
+            if delivered.state == .delivered { finisher.nudge() }
             return .googleVerify(VerifyAnswer(
                 status: status, environment: environment, orderID: delivered.orderID ?? orderID,
                 transactions: [delivered]))

@@ -10,7 +10,6 @@ internal import SignedData
 public final class Service: Sendable {
     private let configuration: ServiceConfiguration
     private let listener: FastCGIListener
-    private let router: Router
     private let apple: AppleClient
     /// The App Store Server API on `apple`'s thread; nil without `IAP_APPSTORE_*` credentials.
     /// Made at start-up so that a bad key file stops the service then.
@@ -30,6 +29,13 @@ public final class Service: Sendable {
     private let metrics: MetricsEndpoint?
     /// `IAP_CONSOLE_LISTEN`'s listener and threads; nil when unset.
     private let console: ConsoleEndpoint?
+    /// The threads taking requests: the public accept threads, and the console's. They stop first,
+    /// and the requests they took are answered before `background` stops.
+    private let serving: WorkerGroup
+    /// The workers behind the requests, started before them. Stopped in reverse: the outbox senders
+    /// (finishes at Apple and Google, refund requests) before Apple's client, so that their calls
+    /// under way complete there; the webhook last.
+    private let background: WorkerGroup
 
     /// Delivery threads: each holds a database connection for the step after Apple.
     static let deliveryThreads = 1
@@ -85,7 +91,7 @@ public final class Service: Sendable {
             AppStoreServerClient(configuration: configuration, signer: $0, apple: apple, verifier: signedData)
         }
         finisher = appStoreServer.map {
-            TransactionFinisher(client: $0, database: database, callTimeoutMs: configuration.appleTimeoutMs)
+            TransactionFinisher(AppleFinishes(client: $0, callTimeoutMs: configuration.appleTimeoutMs), database: database)
         }
         consumption = configuration.consumption == .off ? nil : appStoreServer.map {
             ConsumptionSender(
@@ -122,7 +128,7 @@ public final class Service: Sendable {
         let transactions = TransactionsRoute(verifier: signedData, batches: signedTransactions, fetches: fetches)
         googlePurchases = try GooglePurchaseVerifier.started(
             configuration: configuration, settings: settings, apple: apple, database: database)
-        router = Router(
+        let router = Router(
             orders: OrdersRoute(settings: settings), verify: VerifyRoute(recorder: recorder, replays: replays, replayAudit: replayAudit),
             transactions: transactions,
             googlePurchases: GooglePurchaseRoute(verifier: self.googlePurchases),
@@ -133,9 +139,21 @@ public final class Service: Sendable {
                 push: configuration.googlePush, packages: configuration.googlePlay.packages, caFile: configuration.caFile),
             version: VersionRoute(settings: settings), health: HealthRoute())
         let appStoreServer = self.appStoreServer
+        let inflight = self.inflight
         console = try configuration.console.map {
-            try ConsoleEndpoint($0, service: configuration, policy: policy, appStoreServer: appStoreServer)
+            try ConsoleEndpoint(
+                $0, service: configuration, policy: policy, appStoreServer: appStoreServer, database: database,
+                inflight: inflight)
         }
+        let acceptor = RequestAcceptor(
+            threads: configuration.acceptThreads, listener: listener, router: router, inflight: inflight,
+            database: database)
+        serving = WorkerGroup(([console, acceptor] as [(any Worker)?]).compactMap { $0 })
+        let backgroundWorkers: [WorkerThreads?] = [
+            webhook.map { WorkerThreads($0) }, WorkerThreads(apple),
+            googlePurchases?.finisher, finisher.map { WorkerThreads($0) },
+        ]
+        background = WorkerGroup(backgroundWorkers.compactMap { $0 })
     }
 
     /// The roots a StoreKit 2 JWS must chain to: `IAP_APPLE_ROOT_CA_FILE`, else
@@ -148,44 +166,18 @@ public final class Service: Sendable {
     /// Serves until SIGTERM or SIGINT, then stops accepting, finishes what it
     /// holds (for at most `shutdownGraceSeconds`) and returns.
     public func run() {
-        apple.start()
-        webhook?.start()
-        finisher?.start()
+        background.start()
         consumption?.start()
-        let database = Database(configuration: configuration.database)
-        let acceptThreads = (0..<configuration.acceptThreads).map { _ in
-            startThread(named: "accept") { [self] in
-                acceptLoop(worker: WorkerContext(database: database))
-            }
-        }
-        let consoleThreads = console?.start(database: database, inflight: inflight) ?? []
+        serving.start()
         if let console { Log.event("support console on \(console.configuration.listen)") }
         Log.event("serving on \(configuration.listen) with \(configuration.acceptThreads) accept threads, \(descriptorLimit) file descriptors")
         let signal = signals.wait()
         Log.event("signal \(signal): no new requests; finishing \(inflight.current) under way")
-        listener.stopAccepting()
-        console?.listener.stopAccepting()
-        acceptThreads.forEach(joinThread)
-        consoleThreads.forEach(joinThread)
+        serving.stop()
         let drained = inflight.waitUntilIdle(seconds: Self.shutdownGraceSeconds)
-        finisher?.stop()  // before Apple's client: its calls end first
-        googlePurchases?.stop()  // likewise
-        consumption?.stop()  // before Apple's client: its PUT under way completes there
-        apple.stop()
-        webhook?.stop()
+        googlePurchases?.stop()
+        consumption?.stop()
+        background.stop()
         Log.event(drained ? "stopped" : "stopped with \(inflight.current) requests unanswered")
-    }
-
-    private func acceptLoop(worker: WorkerContext) {
-        while let exchange = listener.accept() {
-            let head = RequestReader.head(of: exchange)
-            let responder = Responder(exchange: exchange, head: head, inflight: inflight)
-            do {
-                let request = try RequestReader.read(exchange, head: head)
-                router.handle(request, responder: responder, worker: worker)
-            } catch {
-                responder.send(.error(error))
-            }
-        }
     }
 }

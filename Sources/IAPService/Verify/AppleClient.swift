@@ -21,7 +21,7 @@ import IAPCore
 /// `streamsPerConnection` each; `MultiplexGate` decides when each may start
 /// (one connection opening at a time, and every call on a connection that has
 /// room). A server that answers ALPN with HTTP/1.1 gets a connection per call.
-final class AppleClient: @unchecked Sendable {
+final class AppleClient: Worker, @unchecked Sendable {
     /// Requests one HTTP/2 connection carries at once (Apple's and the simulator's limit is higher).
     static let streamsPerConnection = 100
     /// Connections opening at once to one origin. With 8, a 2,000-call burst
@@ -34,9 +34,6 @@ final class AppleClient: @unchecked Sendable {
     private let multi: CurlMulti
     /// Calls handed over by other threads, not yet started.
     private let submitted = Locked<[Call]>([])
-    private let stopping = Locked(false)
-    /// The client's thread, once started: `stop` waits for it.
-    private let thread = Locked<pthread_t?>(nil)
     /// Calls handed over and not yet under way for the first time.
     private let waitingTurn = Locked(QueueUsage())
     private let waitingLimit: QueueLimit
@@ -60,11 +57,7 @@ final class AppleClient: @unchecked Sendable {
         ServiceMetrics.watchQueue("apple_waiting") { [waitingTurn] in waitingTurn.withLock { $0.jobs } }
     }
 
-    /// Starts the client's thread.
-    func start() {
-        let started = startThread(named: "apple-client") { [self] in run() }
-        thread.withLock { $0 = started }
-    }
+    var threadName: String { "apple-client" }
 
     /// Verifies a receipt with Apple before `deadline`; `completion` gets the
     /// outcome. False when too many calls wait their turn: the call is refused
@@ -94,20 +87,16 @@ final class AppleClient: @unchecked Sendable {
         return true
     }
 
-    /// Lets the thread end once every call under way has completed, and waits
-    /// for it. Waiting matters: a process that exits while this thread still
-    /// closes its TLS connections runs OpenSSL's and libmariadb's exit handlers
-    /// beside it (seen: "double free or corruption" when `iapctl retry-pending`
-    /// returned).
-    func stop() {
-        stopping.withLock { $0 = true }
+    /// Ends the thread's wait on the network.
+    func wake() {
         multi.wakeUp()
-        if let started = thread.withLock({ current in defer { current = nil }; return current }) {
-            joinThread(started)
-        }
     }
 
-    private func run() {
+    /// Once stopped, the thread ends when every call under way has completed. `WorkerThreads.stop`
+    /// waits for it: a process that exits while this thread still closes its TLS connections runs
+    /// OpenSSL's and libmariadb's exit handlers beside it (seen: "double free or corruption" when
+    /// `iapctl retry-pending` returned).
+    func run(_ stop: StopRequest) {
         while true {
             for call in submitted.withLock({ calls in defer { calls.removeAll() }; return calls }) {
                 takeFirstTurn(call)
@@ -123,7 +112,7 @@ final class AppleClient: @unchecked Sendable {
                 }
                 startHeldCalls()
                 startQueuedCalls()
-                if stopping.withLock({ $0 }) && multi.count == 0 && waiting.isEmpty && queued.isEmpty && heldCount == 0
+                if stop.isRequested && multi.count == 0 && waiting.isEmpty && queued.isEmpty && heldCount == 0
                     && submitted.withLock({ $0.isEmpty })
                 {
                     return
