@@ -15,6 +15,7 @@ import time
 import pytest
 import requests
 
+import game_events
 import notification_support as notify
 from fastcgi_client import REPO
 from support import PAY_6, assert_verify_answer, new_user_id, wait_until, webhook_service
@@ -34,10 +35,11 @@ def free_port():
 @pytest.fixture(scope="module")
 def php_endpoint(db, tmp_path_factory):
     """`php -S` serving the endpoint; its URL."""
-    db.execute("""CREATE TABLE IF NOT EXISTS php_webhook_grants (
+    db.execute("DROP TABLE IF EXISTS php_webhook_grants")
+    db.execute("""CREATE TABLE php_webhook_grants (
         grant_id BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, event_id BIGINT UNSIGNED NOT NULL,
-        user_id VARCHAR(64) NOT NULL, product_id VARCHAR(128) NOT NULL, action VARCHAR(16) NOT NULL,
-        share_milli INT NULL, KEY (event_id))""")
+        user_id VARCHAR(64) NOT NULL, product_id VARCHAR(128) NOT NULL, action VARCHAR(32) NOT NULL,
+        share_milli INT NULL, quantity VARCHAR(32) NULL, detail VARCHAR(32) NULL, KEY (event_id))""")
     db.execute(EVENT_CONSUMER_TABLE.read_text())
     port = free_port()
     log = tmp_path_factory.mktemp("php-webhook") / "php-server.log"
@@ -111,6 +113,43 @@ def test_a_prorated_refund_takes_back_its_share(api, db, dispatcher):
     assert grants_of(db, refunded["event_id"]) == [("take_back", 40000, user_id)]
 
 
+def handled(db, event_id):
+    """What the endpoint did with the event: (action, Grant::quantity() as PHP wrote it, the store) per grant,
+    (subscription_changed, None, the chain's status) per subscription change its handler was told of."""
+    return [(row["action"], row["quantity"], row["detail"]) for row in
+            db.query("SELECT * FROM php_webhook_grants WHERE event_id = %s ORDER BY grant_id", event_id)]
+
+
+def test_a_google_partial_refund_takes_back_only_the_refunded_quantity(api, db, google, dispatcher):
+    """2 of a Google Play purchase of 5 refunded (the refund's rows written as a voided purchase writes them):
+    the game takes back 2, not all of them."""
+    user_id = new_user_id()
+    game_events.deliver_on_google_play(api, google, user_id, quantity=5)
+    [delivered] = db.query("SELECT * FROM events WHERE user_id = %s", user_id)
+    refunded_id = game_events.refund_partly(db, delivered, 2)
+    sent(db, refunded_id)
+    assert handled(db, delivered["event_id"]) == [("grant", "5", "google_play")]
+    assert handled(db, refunded_id) == [("take_back", "2", "google_play")]
+    assert grants_of(db, refunded_id) == [("take_back", 40000, user_id)]
+
+
+def test_a_subscription_change_reaches_the_games_handler_once(api, db, dispatcher, iapctl):
+    """SUBSCRIBED: the period's delivery is a grant; the chain's subscription_changed goes to the handler
+    the game registered (onSubscriptionChanged) with its status, not to the grant, and once."""
+    user_id = new_user_id()
+    game_events.subscribe(api, user_id)
+    delivered, changed = db.query("SELECT event_id, type FROM events WHERE user_id = %s ORDER BY event_id", user_id)
+    assert (delivered["type"], changed["type"]) == ("delivered", "subscription_changed")
+    sent(db, changed["event_id"])
+    assert handled(db, delivered["event_id"]) == [("grant", "1", "app_store")]
+    assert handled(db, changed["event_id"]) == [("subscription_changed", None, "active")]
+
+    assert iapctl("events", "redeliver", str(changed["event_id"])).split() == [str(changed["event_id"]), "pending"]
+    wait_until(lambda: db.scalar("SELECT status = 'sent' AND sent_at >= redelivered_at FROM events WHERE event_id = %s",
+                                 changed["event_id"]), 60, "the redelivered POST acknowledged")
+    assert handled(db, changed["event_id"]) == [("subscription_changed", None, "active")]
+
+
 def signature(body, secret, at=None):
     """X-IAP-Signature as iap-fcgi writes it."""
     at = int(time.time()) if at is None else at
@@ -156,9 +195,9 @@ def test_a_refund_request_is_answered_with_the_recorded_consumption(db, php_endp
 
 
 def test_an_event_of_a_type_the_library_does_not_know_is_acknowledged(db, php_endpoint):
-    """A newer iap-fcgi's type (subscription_changed) is genuine: answered 2xx, so that it is not sent again
+    """A newer iap-fcgi's type (here gift_received) is genuine: answered 2xx, so that it is not sent again
     for 72 hours while the player's later events wait; nothing is granted."""
-    body = json.dumps({"event_id": 2 ** 41 + int(time.time()), "type": "subscription_changed",
+    body = json.dumps({"event_id": 2 ** 41 + int(time.time()), "type": "gift_received",
                        "occurred_at": "2026-11-28T08:00:00Z", "environment": "Production",
                        "transaction": {"transaction_id": "1", "original_transaction_id": "1", "product_id": PAY_6,
                                        "quantity": 1},

@@ -36,6 +36,15 @@ final class Event
         public readonly ?int $revocationPercentage = null,
         /** Only for `refund_requested`. */
         public readonly ?RefundRequest $refundRequest = null,
+        /** The store that sold it: `app_store` or `google_play`. */
+        public readonly string $store = 'app_store',
+        /**
+         * A Google Play quantity-based partial refund: how many of `quantity` this refund took back (the
+         * goods of the rest stay); null for any other event.
+         */
+        public readonly ?int $refundedQuantity = null,
+        /** Only for `subscription_changed`: the chain's state after the change. */
+        public readonly ?Subscription $subscription = null,
     ) {
         $this->type = $type instanceof EventType ? $type : EventType::tryFrom($type);
         $this->typeName = $type instanceof EventType ? $type->value : $type;
@@ -56,6 +65,7 @@ final class Event
         $transaction = self::member($body, 'transaction', 'array', optional: $unknown) ?? [];
         $order = self::member($body, 'order', 'array', optional: $unknown) ?? [];
         $refundRequest = $body['refund_request'] ?? null;
+        $subscription = $body['subscription'] ?? null;
         return new self(
             eventId: self::member($body, 'event_id', 'int'),
             type: $type,
@@ -74,12 +84,20 @@ final class Event
                 self::member($refundRequest, 'reason', 'string', optional: true),
                 self::member($refundRequest, 'deadline_at', 'string'),
             ) : null,
+            store: self::member($body, 'store', 'string', optional: true) ?? 'app_store',
+            refundedQuantity: self::member($transaction, 'refunded_quantity', 'int', optional: true),
+            subscription: is_array($subscription) ? new Subscription(
+                self::member($subscription, 'status', 'string'),
+                self::member($subscription, 'expires_at', 'string', optional: true),
+                self::member($subscription, 'auto_renew', 'bool', optional: true),
+                self::member($subscription, 'original_transaction_id', 'string'),
+            ) : null,
         );
     }
 
     /**
      * The event of a row of EventConsumer's query (`events` with its transaction's revocation and its
-     * refund request).
+     * refund request; a subscription_changed row's chain is in its own columns).
      *
      * @param array<string, mixed> $row
      */
@@ -104,12 +122,20 @@ final class Event
                 $row['refund_reason'] === null ? null : (string) $row['refund_reason'],
                 (string) $row['refund_deadline_at'],
             ),
+            store: (string) $row['store'],
+            refundedQuantity: $optionalInt($row['refunded_quantity']),
+            subscription: $row['subscription_status'] === null ? null : new Subscription(
+                (string) $row['subscription_status'],
+                $row['expires_at'] === null ? null : (string) $row['expires_at'],
+                $row['auto_renew'] === null ? null : (bool) (int) $row['auto_renew'],
+                (string) $row['original_transaction_id'],
+            ),
         );
     }
 
     /**
      * @param array<mixed> $document
-     * @param 'int'|'string'|'array' $type
+     * @param 'int'|'string'|'bool'|'array' $type
      */
     private static function member(array $document, string $name, string $type, bool $optional = false): mixed
     {
@@ -120,6 +146,7 @@ final class Event
         $matches = match ($type) {
             'int' => is_int($value),
             'string' => is_string($value),
+            'bool' => is_bool($value),
             'array' => is_array($value),
         };
         if (!$matches) {

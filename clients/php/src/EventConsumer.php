@@ -16,7 +16,9 @@ use PDO;
  * One event never stops the others. A grant that throws is recorded in the library's table
  * `iap_event_failures` (sql/event_consumer.sql) and tried again later (1 s, doubling to about an hour);
  * until it succeeds that user's later events wait, in order, and every other user's go on. An event of
- * a type this library does not know is recorded there and consumed without a grant.
+ * a type this library does not know is recorded there and consumed without a grant. A
+ * `subscription_changed` event grants nothing: it goes to the `onSubscriptionChanged` handler the game
+ * registered (the same exactly-once claim and the same retries), or is consumed without a call.
  *
  * The transaction is the PDO's own unless one is open already (then the claim and the grant join it,
  * and a grant's exception is left to the caller's rollback), or the `transaction` given runs it: the
@@ -45,14 +47,17 @@ final class EventConsumer
         SQL;
 
     /**
-     * The claimed event as the table has it: the refund's share from its transaction, the refund
-     * request's reason and deadline from the ledger. The same for pull and push, so both grant alike.
+     * The claimed event as the table has it: the refund's share from its transaction (a Google partial
+     * refund's count and a subscription's new state from the event itself), the refund request's
+     * reason and deadline from the ledger. The same for pull and push, so both grant alike.
      */
     private const EVENT = <<<'SQL'
         SELECT e.event_id, e.type, DATE_FORMAT(e.occurred_at, '%Y-%m-%dT%H:%i:%sZ') AS occurred_at, e.environment,
                e.transaction_id, e.original_transaction_id, e.order_id, e.user_id, e.product_id, e.quantity,
                t.revocation_reason, t.revocation_type, t.revocation_percentage,
-               r.reason AS refund_reason, DATE_FORMAT(r.deadline_at, '%Y-%m-%dT%H:%i:%sZ') AS refund_deadline_at
+               r.reason AS refund_reason, DATE_FORMAT(r.deadline_at, '%Y-%m-%dT%H:%i:%sZ') AS refund_deadline_at,
+               e.store, e.refunded_quantity, e.subscription_status,
+               DATE_FORMAT(e.expires_at, '%Y-%m-%dT%H:%i:%sZ') AS expires_at, e.auto_renew
         FROM events e
         LEFT JOIN transactions t ON t.transaction_id = e.transaction_id
         LEFT JOIN consumption_requests r ON r.event_id = e.event_id
@@ -67,10 +72,16 @@ final class EventConsumer
      *        PDO's own beginTransaction() and commit(), or the caller's transaction when one is open.
      * @param (\Closure(int, \Throwable): void)|null $onFailure told of each grant that threw (the event
      *        id and the exception), to log it: a pull goes on with the other users' events
+     * @param (\Closure(Event, PDO): mixed)|null $onSubscriptionChanged called for each
+     *        `subscription_changed` event instead of the grant (there is nothing to grant: renewals come
+     *        as `delivered` events), inside the claiming transaction as a grant is, and retried as a
+     *        grant is when it throws; the event's `subscription` has the chain's new state. Without
+     *        it those events are consumed with no call (Entitlements answers what is in force now).
      */
     public function __construct(
         private readonly ?\Closure $transaction = null,
         private readonly ?\Closure $onFailure = null,
+        private readonly ?\Closure $onSubscriptionChanged = null,
     ) {
     }
 
@@ -164,7 +175,11 @@ final class EventConsumer
             EventFailures::recordUnknownType($pdo, $event);
             return true;
         }
-        $grant(Grant::of($event), $pdo);
+        if ($event->type !== EventType::SubscriptionChanged) {
+            $grant(Grant::of($event), $pdo);
+        } elseif ($this->onSubscriptionChanged !== null) {
+            ($this->onSubscriptionChanged)($event, $pdo);
+        }
         EventFailures::clear($pdo, $eventId);
         return true;
     }

@@ -122,7 +122,8 @@ final class Stack
         $read = $pdo->prepare(<<<'SQL'
             SELECT event_id, type, occurred_at, environment, transaction_id, original_transaction_id, order_id, user_id,
                    product_id, quantity, NULL AS revocation_reason, NULL AS revocation_type, NULL AS revocation_percentage,
-                   NULL AS refund_reason, NULL AS refund_deadline_at
+                   NULL AS refund_reason, NULL AS refund_deadline_at, store, refunded_quantity, subscription_status,
+                   DATE_FORMAT(expires_at, '%Y-%m-%dT%H:%i:%sZ') AS expires_at, auto_renew
             FROM events WHERE user_id = ? ORDER BY event_id
             SQL);
         $read->execute([$userId]);

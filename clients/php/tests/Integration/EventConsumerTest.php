@@ -202,6 +202,85 @@ final class EventConsumerTest extends TestCase
     }
 
     /**
+     * A pull reads a Google Play quantity-based partial refund from its `refunded` event (written here as a
+     * voided purchase writes it: 2 of 3 taken back): the take-back is 2, not the purchase's 3.
+     */
+    public function testAPulledGooglePartialRefundTakesBackOnlyItsQuantity(): void
+    {
+        $player = self::deliveredUser(Stack::PAY_6);
+        [$delivered] = self::ids(Stack::eventsOf($this->pdo, $player));
+        $this->pdo->prepare("UPDATE events SET consumed_at = UTC_TIMESTAMP(3) WHERE event_id = ?")->execute([$delivered]);
+        $this->pdo->prepare(<<<'SQL'
+            INSERT INTO events (type, store, transaction_id, original_transaction_id, order_id, user_id, product_id, quantity,
+                                refunded_quantity, environment, occurred_at, created_at, status)
+            SELECT 'refunded', 'google_play', transaction_id, original_transaction_id, order_id, user_id, product_id, 3, 2,
+                   environment, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), 'sent'
+            FROM events WHERE event_id = ?
+            SQL)->execute([$delivered]);
+        $refunded = (int) $this->pdo->lastInsertId();
+
+        $taken = [];
+        self::assertSame(1, $this->consumer->consume($this->pdo, static function (Grant $grant) use (&$taken): void {
+            $taken[] = [$grant->event->eventId, $grant->event->store, $grant->action, $grant->event->refundedQuantity, $grant->quantity()];
+        }));
+        self::assertSame([[$refunded, 'google_play', GrantAction::TakeBack, 2, 2]], $taken);
+    }
+
+    /**
+     * A `subscription_changed` event (written here as the service writes one for a chain of the player's)
+     * goes to the game's onSubscriptionChanged inside the claiming transaction, with the chain's new
+     * state, and never to the grant; a handler that throws is retried as a grant is, holding back the
+     * player's later events; without a handler the event is consumed with no call.
+     */
+    public function testASubscriptionChangeGoesToTheGamesHandlerOnce(): void
+    {
+        $player = self::deliveredUser(Stack::PAY_6);
+        [$delivered] = self::ids(Stack::eventsOf($this->pdo, $player));
+        $change = $this->pdo->prepare(<<<'SQL'
+            INSERT INTO events (type, store, transaction_id, original_transaction_id, order_id, user_id, product_id, quantity,
+                                environment, occurred_at, created_at, status, subscription_status, expires_at, auto_renew)
+            SELECT 'subscription_changed', store, transaction_id, original_transaction_id, order_id, user_id, product_id,
+                   quantity, environment, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), 'sent', ?, '2026-12-28 08:00:00.000', ?
+            FROM events WHERE event_id = ?
+            SQL);
+        $change->execute(['grace_period', 0, $delivered]);
+        $changed = (int) $this->pdo->lastInsertId();
+        $change->execute(['active', null, $delivered]);
+        $unhandled = (int) $this->pdo->lastInsertId();
+        $this->pdo->prepare("UPDATE events SET consumed_at = UTC_TIMESTAMP(3) WHERE event_id = ?")->execute([$delivered]);
+
+        $granted = [];
+        $grant = static function (Grant $grant) use (&$granted): void {
+            $granted[] = $grant->event->eventId;
+        };
+        $failing = true;
+        $told = [];
+        $consumer = new EventConsumer(onSubscriptionChanged: static function (Event $event, PDO $pdo) use (&$failing, &$told): void {
+            self::assertTrue($pdo->inTransaction(), 'the handler runs inside the claiming transaction');
+            if ($failing) {
+                throw new \DomainException('mailer down');
+            }
+            $told[] = [$event->eventId, $event->subscription?->status, $event->subscription?->expiresAt,
+                $event->subscription?->autoRenew, $event->subscription?->originalTransactionId];
+        });
+        self::assertSame(0, $consumer->consume($this->pdo, $grant));
+        self::assertSame(['grant_failed', 'DomainException: mailer down'],
+            [$this->failureOf($changed)['kind'], $this->failureOf($changed)['last_error']]);
+        self::assertNull($this->consumedAt($unhandled), 'the player\'s later event waits');
+
+        $failing = false;
+        Stack::waitUntil(fn (): bool => $consumer->consume($this->pdo, $grant) > 0, 10, 'the handler tried again');
+        $original = Stack::eventsOf($this->pdo, $player)[0]->originalTransactionId;
+        self::assertSame([[$changed, 'grace_period', '2026-12-28T08:00:00Z', false, $original]], $told);
+        self::assertFalse($this->failureOf($changed));
+
+        self::assertSame(1, (new EventConsumer())->consume($this->pdo, $grant), 'no handler: consumed with no call');
+        self::assertNotNull($this->consumedAt($unhandled));
+        self::assertSame([], $granted, 'a subscription change is never a grant');
+        self::assertCount(1, $told);
+    }
+
+    /**
      * Called inside the game's own transaction, the claim and the grant join it: the caller's rollback
      * takes both back and its commit keeps both; a grant's exception is left to the caller and its
      * transaction stays open. Before, beginTransaction() threw "There is already an active transaction".

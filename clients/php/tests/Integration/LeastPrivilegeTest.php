@@ -6,6 +6,7 @@ namespace IapFcgi\Tests\Integration;
 
 use IapFcgi\Client;
 use IapFcgi\ConsumptionReporter;
+use IapFcgi\Entitlements;
 use IapFcgi\Event;
 use IapFcgi\EventConsumer;
 use IapFcgi\EventType;
@@ -105,10 +106,14 @@ final class LeastPrivilegeTest extends TestCase
         });
         $pushed = $attempt('EventConsumer::consumeEvent', fn (): bool => $consumer->consumeEvent($this->game, $first, $addGoods));
         $pulled = $attempt('EventConsumer::consume', fn (): int => $consumer->consume($this->game, $addGoods));
+        $entitlements = new Entitlements();
+        $entitled = $attempt('Entitlements::isEntitled', fn (): bool => $entitlements->isEntitled($this->game, $player, 'vip_monthly'));
+        $held = $attempt('Entitlements::of', fn (): array => $entitlements->of($this->game, $player));
 
         self::assertSame([], $denied);
         self::assertSame([true, true, 40000, '{"consumption_percentage":40000}'], [$consented, $withdrawn, $consumption, $answer]);
         self::assertSame([true, 1], [$pushed, $pulled]);
+        self::assertSame([false, []], [$entitled, $held]);
         self::assertSame(2, (int) Stack::pdo()->query("SELECT COUNT(*) FROM php_game_inventory WHERE event_id IN ($first->eventId, $second->eventId)")->fetchColumn());
     }
 }

@@ -139,20 +139,56 @@ final class WebhookVerifierTest extends TestCase
         self::assertSame('2026-11-28T20:00:00Z', $event->refundRequest?->deadlineAt);
     }
 
+    public function testAGooglePartialRefundSaysItsStoreAndHowManyItTookBack(): void
+    {
+        $refund = str_replace('"type":"delivered"', '"type":"refunded","store":"google_play"', self::body(
+            ['transaction_id' => 'GPA.3312-4567-8901-23456', 'quantity' => 5, 'revocation_percentage' => null, 'refunded_quantity' => 2],
+        ));
+        $event = self::verifier()->verify($refund, self::header($refund));
+        self::assertSame([EventType::Refunded, 'google_play', 'GPA.3312-4567-8901-23456', 5, 2, null],
+            [$event->type, $event->store, $event->transactionId, $event->quantity, $event->refundedQuantity, $event->revocationPercentage]);
+
+        $apple = self::verifier()->verify(self::body(), self::header(self::body()));
+        self::assertSame(['app_store', null, null], [$apple->store, $apple->refundedQuantity, $apple->subscription],
+            'a body without store (an older iap-fcgi) is Apple\'s');
+    }
+
+    public function testASubscriptionChangeCarriesTheChain(): void
+    {
+        $chain = ['status' => 'grace_period', 'expires_at' => '2026-12-28T08:00:00Z', 'auto_renew' => false,
+                  'original_transaction_id' => '1000000000000040'];
+        $changed = str_replace('"type":"delivered"', '"type":"subscription_changed","store":"app_store"',
+            self::body(extra: ['subscription' => $chain]));
+        $event = self::verifier()->verify($changed, self::header($changed));
+        self::assertSame(EventType::SubscriptionChanged, $event->type);
+        self::assertSame(array_values($chain), [$event->subscription?->status, $event->subscription?->expiresAt,
+            $event->subscription?->autoRenew, $event->subscription?->originalTransactionId]);
+
+        $unknown = str_replace('"type":"delivered"', '"type":"subscription_changed"',
+            self::body(extra: ['subscription' => ['status' => 'active', 'expires_at' => null, 'auto_renew' => null,
+                                                  'original_transaction_id' => '1000000000000040']]));
+        $event = self::verifier()->verify($unknown, self::header($unknown));
+        self::assertSame(['active', null, null], [$event->subscription?->status, $event->subscription?->expiresAt, $event->subscription?->autoRenew]);
+
+        $wrong = str_replace('"type":"delivered"', '"type":"subscription_changed"',
+            self::body(extra: ['subscription' => ['status' => 'active', 'auto_renew' => 'yes', 'original_transaction_id' => '1']]));
+        self::assertSame(WebhookException::INVALID_BODY, self::refusal(static fn () => self::verifier()->verify($wrong, self::header($wrong))));
+    }
+
     /**
      * A newer iap-fcgi may send a type this library does not know yet: the POST is genuine, so it is
      * verified (EventConsumer records and skips it) rather than refused and sent again for 72 hours.
      */
     public function testAnEventOfATypeThisLibraryDoesNotKnowIsVerifiedWithItsName(): void
     {
-        $body = str_replace('"type":"delivered"', '"type":"subscription_changed"', self::body());
+        $body = str_replace('"type":"delivered"', '"type":"gift_received"', self::body());
         $event = self::verifier()->verify($body, self::header($body));
-        self::assertSame([42, null, 'subscription_changed', 'u-42'], [$event->eventId, $event->type, $event->typeName, $event->userId]);
+        self::assertSame([42, null, 'gift_received', 'u-42'], [$event->eventId, $event->type, $event->typeName, $event->userId]);
         self::assertSame('delivered', self::verifier()->verify(self::body(), self::header(self::body()))->typeName);
 
-        $other = json_encode(['event_id' => 43, 'type' => 'subscription_changed', 'status' => 'expired', 'auto_renew' => false]);
+        $other = json_encode(['event_id' => 43, 'type' => 'gift_received', 'gift' => ['from' => 'u-1']]);
         $event = self::verifier()->verify($other, self::header($other));
-        self::assertSame([43, null, 'subscription_changed', ''], [$event->eventId, $event->type, $event->typeName, $event->userId]);
+        self::assertSame([43, null, 'gift_received', ''], [$event->eventId, $event->type, $event->typeName, $event->userId]);
     }
 
     /** @return array<string, array{string|array<mixed>, string}> the secrets => what the refusal must name */
