@@ -4,9 +4,10 @@ import IAPService
 import MariaDB
 
 /// `iapctl consumption`: the refund-request ledger (docs/events.md "Refund requests"):
-/// the requests Apple made and how they were answered, the users' consent to
-/// share consumption with Apple, the consumption the game knows, and a
-/// pending request sent now rather than after its backoff.
+/// the requests the stores made (Apple's CONSUMPTION_REQUEST, Google Play's refund
+/// reviews) and how they were answered, the users' consent to share consumption
+/// with the store, the consumption the game knows, and a pending request sent now
+/// rather than after its backoff.
 struct Consumption: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Refund requests (CONSUMPTION_REQUEST): list them, record consent and consumption, send one now.",
@@ -14,8 +15,9 @@ struct Consumption: ParsableCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "The newest refund requests: id, transaction, user, product, reason, status, deadline, "
-                + "attempts, preference sent, outcome, last error (tab-separated).")
+            abstract: "The newest refund requests: id, transaction (Google's order id for Google Play), user, "
+                + "product, reason, status, deadline, attempts, preference sent, outcome, last error, store "
+                + "(app_store or google_play; tab-separated).")
 
         @Flag(help: "Only those still to send.")
         var pending = false
@@ -27,7 +29,7 @@ struct Consumption: ParsableCommand {
             let rows = try connection.execute(
                 """
                 SELECT request_id, transaction_id, user_id, product_id, reason, status, deadline_at, attempts,
-                  refund_preference_sent, outcome, last_error
+                  refund_preference_sent, outcome, last_error, store
                 FROM consumption_requests WHERE status = 'pending' OR ? = 0 ORDER BY request_id DESC LIMIT ?
                 """,
                 [.integer(pending ? 1 : 0), .integer(Int64(newest.limit))]

@@ -6,12 +6,16 @@ public enum GoogleNotificationPlan: Equatable, Sendable {
     case store(GoogleNotificationEffect)
     /// refundType 1 of a one-time product: the purchase `purchaseToken` names (else `orderID`) refunded in whole.
     case fullRefund(purchaseToken: String, orderID: String?)
+    /// A refund review: a refund request of the order, answered with `orders.reviewrefund`.
+    case refundReview(pendingRefundToken: String, orderID: String, reason: String?, obfuscatedAccountID: String?)
 
     public static func plan(_ notification: GoogleDeveloperNotification, packages: [String]) -> GoogleNotificationPlan {
         guard packages.contains(notification.packageName) else { return .store(.ignored) }
         switch notification.kind {
         case .voidedPurchase(let token, let orderID, isOneTimeProduct: true, isPartial: false):
             return .fullRefund(purchaseToken: token, orderID: orderID)
+        case .pendingRefundReview(let token, let orderID, let reason, let accountID):
+            return .refundReview(pendingRefundToken: token, orderID: orderID, reason: reason, obfuscatedAccountID: accountID)
         default:
             return .store(.stored)
         }
@@ -24,6 +28,8 @@ public enum GoogleNotificationEffect: String, Equatable, Sendable {
     case refunded
     /// Nothing left to change: already refunded.
     case unchanged
+    /// A refund review, written to the refund-request ledger (a review already there: `unchanged`).
+    case refundRequested = "refund_requested"
     /// A kind without effect here, or a purchase the ledger does not hold.
     case stored
     /// A package this service is not configured for.

@@ -2,30 +2,40 @@ import Dispatch
 import Glibc
 import IAPCore
 
-/// Answers Apple's refund requests (`consumption_requests`, docs/events.md "Refund
-/// requests") on a thread of its own with its own database connection: never
-/// while Apple waits for the notification's answer. The PUTs go through the
-/// App Store Server API client (`AppleClient`'s thread, its JWT); this thread
-/// waits for each, one request at a time: Apple asks rarely, and each has 12 hours.
+/// Answers the stores' refund requests (`consumption_requests`, docs/events.md "Refund
+/// requests"): Apple's `CONSUMPTION_REQUEST`s with Send Consumption Information, Google Play's
+/// refund reviews with `orders.reviewrefund`. On a thread of its own with its own database
+/// connection: never while a store waits for the notification's answer. The calls go through
+/// the App Store Server API client and `GooglePlayClient` (both on `AppleClient`'s thread);
+/// this thread waits for each, one request at a time: stores ask rarely, and each request has
+/// 12 (Apple) or 24 (Google) hours.
 ///
 /// One step: lease the oldest due request (committed first, so that no other
-/// iap-fcgi sends it), close it unsent when Apple decided it already or its
+/// iap-fcgi sends it), close it unsent when the store decided it already or its
 /// deadline passed (`RefundRequestClosing`), give the game's webhook its chance to answer the
-/// consumption (`ConsumptionReadiness`), decide what to send
-/// (`ConsumptionDecision`), PUT it, and record what came of it
-/// (`ConsumptionRetryPolicy`). When nothing is due, it looks again every second.
+/// consumption (`ConsumptionReadiness`), decide what to send (`ConsumptionDecision`, the same
+/// for both stores), write it in the store's words (`AppStoreConsumptionRequest`,
+/// `GoogleRefundReviewRequest`), send it, and record what came of it
+/// (`ConsumptionRetryPolicy`, `GoogleRefundReviewReply`). When nothing is due, it looks again
+/// every second.
 final class ConsumptionSender: @unchecked Sendable {
     /// When nothing is due, the next look is this much later.
     static let idleLookMs = 1000
     /// After a database error, the next look waits this long.
     static let databaseRetryMs = 1000
 
-    private let client: AppStoreServerClient
+    /// Apple's requests are answered with it; nil: they wait (the App Store Server API is not configured).
+    private let appStore: AppStoreServerClient?
+    /// Google's reviews are answered with it; nil: they wait (Google Play is not configured).
+    private let googlePlay: GooglePlayClient?
+    /// The stores whose requests this sender leases: those it has a client for.
+    private let stores: [PurchaseStore]
     private let database: Database
     private let webhookConfigured: Bool
     /// One PUT's limit (`IAP_APPLE_TIMEOUT_MS`).
     private let putTimeoutMs: Int
-    /// A leased request is no other sender's for this long: it covers the PUT with room for the database calls.
+    /// A leased request is no other sender's for this long: it covers the longest call (a Google
+    /// conversation has twice its timeout) with room for the database calls.
     private let leaseMs: Int64
     private let stopping = Locked(false)
     private let wake = DispatchSemaphore(value: 0)
@@ -33,18 +43,25 @@ final class ConsumptionSender: @unchecked Sendable {
     // The rest belongs to the sender's thread.
     private var databaseFailing = false
 
-    init(client: AppStoreServerClient, database: Database, webhookConfigured: Bool, appleTimeoutMs: Int) {
-        self.client = client
+    /// Nil when neither store's client is configured: nothing could be answered.
+    init?(
+        appStore: AppStoreServerClient?, googlePlay: GooglePlayClient?, database: Database, webhookConfigured: Bool,
+        appleTimeoutMs: Int
+    ) {
+        stores = (appStore == nil ? [] : [.appStore]) + (googlePlay == nil ? [] : [.googlePlay])
+        guard !stores.isEmpty else { return nil }
+        self.appStore = appStore
+        self.googlePlay = googlePlay
         self.database = database
         self.webhookConfigured = webhookConfigured
         putTimeoutMs = appleTimeoutMs
-        leaseMs = Int64(appleTimeoutMs) + 60_000
+        leaseMs = Int64(max(appleTimeoutMs, (googlePlay?.configuration.timeoutMs ?? 0) * 2)) + 60_000
     }
 
     func start() {
         let started = startThread(named: "consumption") { [self] in run() }
         thread.withLock { $0 = started }
-        Log.event("consumption: answering Apple's refund requests (CONSUMPTION_REQUEST)")
+        Log.event("consumption: answering the refund requests of \(stores.map(\.rawValue).joined(separator: " and "))")
     }
 
     /// Leases nothing more, finishes the request under way (its PUT at most `putTimeoutMs`), then returns.
@@ -62,7 +79,7 @@ final class ConsumptionSender: @unchecked Sendable {
             let now = Timestamp.now()
             let lease = AppleDate.sqlDateTime(ms: now.milliseconds + leaseMs)
             do {
-                let leased = try store.leaseNext(now: now, until: lease)
+                let leased = try store.leaseNext(of: stores, now: now, until: lease)
                 noteDatabase(failing: nil)
                 if let leased {
                     try answer(leased, lease: lease, store)
@@ -97,21 +114,73 @@ final class ConsumptionSender: @unchecked Sendable {
             Log.event("consumption: request \(requestID) (transaction \(claimed.transactionID)): no consent, nothing sent")
             return
         }
-        let request = AppStoreConsumptionRequest(answer)
-        let body = request.body.serializedString
-        let result = put(body, transactionID: claimed.transactionID, environment: claimed.environment)
-        // A decision that arrived during the PUT could not stop it, but stops any retry.
-        let outcome = ConsumptionRetryPolicy.outcome(
-            of: result, attempt: claimed.attempts + 1, nowMs: Clock.wallMilliseconds(), deadlineMs: claimed.deadlineMs,
-            appleDecided: try store.outcome(of: claimed) != nil)
+        let sent: Sent
+        switch claimed.store {
+        case .appStore:
+            sent = sendToAppStore(answer, claimed)
+        case .googlePlay:
+            guard let review = claimed.review else {
+                try store.close(claimed, status: .failed, error: "its notification is gone: no package to answer to")
+                return
+            }
+            sent = sendToGooglePlay(answer, review, claimed)
+        }
+        // A decision that arrived during the call could not stop it, but stops any retry.
+        let outcome = sent.outcome(Clock.wallMilliseconds(), try store.outcome(of: claimed) != nil)
         let recorded = try store.recordPut(
-            claimed, body: body, preference: request.refundPreference, outcome: outcome, at: Timestamp.now())
+            claimed, body: sent.recordedBody, preference: sent.preference, outcome: outcome, at: Timestamp.now())
         ServiceMetrics.refundRequestPut(outcome: Self.metricOutcome(outcome))
         log(outcome, claimed, recorded: recorded)
     }
 
+    /// One answer made to a store: what the row records of it, and its outcome once the time and
+    /// whether the store decided meanwhile are known.
+    private struct Sent {
+        let recordedBody: String
+        let preference: String?
+        let outcome: (_ nowMs: Int64, _ storeDecided: Bool) -> ConsumptionRetryPolicy.Outcome
+    }
+
+    private func sendToAppStore(_ answer: ConsumptionAnswer, _ claimed: ConsumptionStore.Claimed) -> Sent {
+        let request = AppStoreConsumptionRequest(answer)
+        let body = request.body.serializedString
+        let result = appStore.map { put(body, transactionID: claimed.transactionID, environment: claimed.environment, $0) }
+            ?? .noAnswer("the App Store Server API is not configured")
+        return Sent(recordedBody: body, preference: request.refundPreference) { nowMs, decided in
+            ConsumptionRetryPolicy.outcome(
+                of: result, attempt: claimed.attempts + 1, nowMs: nowMs, deadlineMs: claimed.deadlineMs,
+                appleDecided: decided)
+        }
+    }
+
+    /// One `orders.reviewrefund` conversation (429 and 5xx retried within its budget), waited for
+    /// on this thread. The row records the body without the pending refund token, which is in
+    /// its own column.
+    private func sendToGooglePlay(
+        _ answer: ConsumptionAnswer, _ review: ConsumptionStore.GoogleReview, _ claimed: ConsumptionStore.Claimed
+    ) -> Sent {
+        let request = GoogleRefundReviewRequest(answer, pendingRefundToken: review.pendingRefundToken)
+        let answered = DispatchSemaphore(value: 0)
+        let verdict = Locked(GoogleCallVerdict.unavailable)
+        let submitted = googlePlay?.reviewRefund(
+            packageName: review.packageName, orderID: review.orderID, body: Array(request.body.serializedString.utf8)
+        ) { outcome in
+            verdict.withLock { $0 = outcome }
+            answered.signal()
+        }
+        if submitted == true { answered.wait() }
+        let result = verdict.withLock { $0 }
+        return Sent(recordedBody: request.recordedBody.serializedString, preference: request.refundPreference) {
+            nowMs, decided in
+            GoogleRefundReviewReply.outcome(
+                of: result, attempt: claimed.attempts + 1, nowMs: nowMs, deadlineMs: claimed.deadlineMs, decided: decided)
+        }
+    }
+
     /// One PUT to the request's environment, waited for on this thread.
-    private func put(_ body: String, transactionID: String, environment: AppleEnvironment) -> ConsumptionRetryPolicy.Result {
+    private func put(
+        _ body: String, transactionID: String, environment: AppleEnvironment, _ client: AppStoreServerClient
+    ) -> ConsumptionRetryPolicy.Result {
         guard Self.isPathSafe(transactionID) else { return .answered(httpStatus: 400, errorCode: nil, retryAfterUnixMs: nil) }
         let answered = DispatchSemaphore(value: 0)
         let result = Locked(ConsumptionRetryPolicy.Result.noAnswer("no answer"))
@@ -135,7 +204,7 @@ final class ConsumptionSender: @unchecked Sendable {
 
     private static func describe(_ closing: RefundRequestClosing) -> String {
         switch closing {
-        case .decided(let outcome): return "expired unanswered: Apple decided first (\(outcome.rawValue))"
+        case .decided(let outcome): return "expired unanswered: the store decided first (\(outcome.rawValue))"
         case .pastDeadline: return "expired unanswered"
         }
     }
@@ -160,9 +229,9 @@ final class ConsumptionSender: @unchecked Sendable {
         case .retry(let atMs, let error):
             Log.event("consumption: \(which): \(error); again at \(AppleDate.iso8601(ms: atMs))")
         case .expired(let error):
-            Log.event("consumption: \(which) expired: \(error), and no time left before the deadline or Apple decided")
+            Log.event("consumption: \(which) expired: \(error), and no time left before the deadline or the store decided")
         case .failed(let error):
-            Log.event("consumption: \(which) failed: Apple refused it (\(error))")
+            Log.event("consumption: \(which) failed: the store refused it (\(error))")
         }
     }
 

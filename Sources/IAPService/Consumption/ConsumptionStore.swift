@@ -4,16 +4,26 @@ import MariaDB
 /// The sender's statements on `consumption_requests`. As for the webhook's
 /// events (`WebhookStore`), the state lives in the table: a sender leases a
 /// due row (`lease_expires_at`) in a committed transaction before it calls
-/// Apple, so that no other iap-fcgi on the same database (or Galera cluster)
+/// the store, so that no other iap-fcgi on the same database (or Galera cluster)
 /// sends the same request; a lease that ends without a recorded result (the
 /// process died) makes the row due again.
 struct ConsumptionStore {
     let connection: MariaDBConnection
 
+    /// What answering a Google Play refund review needs beyond the decision: where the call goes and the token.
+    struct GoogleReview {
+        let packageName: String
+        let orderID: String
+        let pendingRefundToken: String
+    }
+
     /// A request this sender holds the lease of, with what its answer is decided from.
     struct Claimed {
         let requestID: UInt64
         let transactionID: String
+        let store: PurchaseStore
+        /// A Google Play review's call; nil for the App Store's requests (and a review whose notification is gone).
+        let review: GoogleReview?
         let environment: AppleEnvironment
         let deadlineMs: Int64
         let createdAtMs: Int64
@@ -21,7 +31,7 @@ struct ConsumptionStore {
         let attempts: Int
         /// The `refund_requested` event is still `pending`; nil without an event.
         let eventPending: Bool?
-        /// Apple's decision, when it came first: then nothing is sent.
+        /// The store's decision, when it came first: then nothing is sent.
         let outcome: RefundRequestOutcome?
         let facts: ConsumptionDecision.Facts
         /// The lease as written: results are recorded only while the row still holds it.
@@ -32,20 +42,21 @@ struct ConsumptionStore {
         LeasedOutbox(connection: connection, table: "consumption_requests", keyColumn: "request_id")
     }
 
-    /// Leases the oldest due request: pending, past its `next_attempt_at`, not
-    /// leased. Committed before it returns (`LeasedOutbox.transaction`; on
+    /// Leases the oldest due request of one of `stores` (those this sender can answer): pending, past
+    /// its `next_attempt_at`, not leased. Committed before it returns (`LeasedOutbox.transaction`; on
     /// Galera, a sender that leased the same row on another node loses at
     /// commit and runs again, finding it leased). Returns its id, nil when none is due.
-    func leaseNext(now: Timestamp, until lease: String) throws -> UInt64? {
-        try outbox.transaction {
+    func leaseNext(of stores: [PurchaseStore], now: Timestamp, until lease: String) throws -> UInt64? {
+        let storeList = Array(repeating: "?", count: stores.count).joined(separator: ", ")
+        return try outbox.transaction {
             try outbox.lease(
                 """
                 SELECT request_id FROM consumption_requests FORCE INDEX (consumption_requests_dispatch)
-                WHERE status = 'pending' AND store = 'app_store' AND (next_attempt_at IS NULL OR next_attempt_at <= ?)
+                WHERE status = 'pending' AND store IN (\(storeList)) AND (next_attempt_at IS NULL OR next_attempt_at <= ?)
                   AND (lease_expires_at IS NULL OR lease_expires_at <= ?)
                 ORDER BY next_attempt_at, request_id LIMIT 1 FOR UPDATE SKIP LOCKED
                 """,
-                [.text(now.sql), .text(now.sql)], until: lease,
+                stores.map { .text($0.rawValue) } + [.text(now.sql), .text(now.sql)], until: lease,
                 claimed: { $0[0].flatMap { UInt64($0) } }, key: { .integer(Int64($0)) }
             ).first
         }
@@ -61,8 +72,9 @@ struct ConsumptionStore {
               \(LeasedOutbox.milliseconds("r.created_at")), r.attempts, e.status, r.product_type, r.game_consumed_milli,
               t.delivered_at IS NOT NULL, c.consumed_milli, p.refund_preference, p.sample_content_provided,
               \(LeasedOutbox.milliseconds("cc.consented_at")), \(LeasedOutbox.milliseconds("cc.withdrawn_at")),
-              r.outcome
+              r.outcome, r.store, g.package_name, r.order_id, r.pending_refund_token
             FROM consumption_requests r
+            LEFT JOIN google_notifications g ON g.message_id = r.google_message_id
             LEFT JOIN events e ON e.event_id = r.event_id
             LEFT JOIN transactions t ON t.transaction_id = r.transaction_id
             LEFT JOIN consumption c ON c.transaction_id = r.transaction_id
@@ -79,7 +91,7 @@ struct ConsumptionStore {
         guard let requestID = row[0].flatMap({ UInt64($0) }), let transactionID = row[1],
             let environment = row[2].flatMap(AppleEnvironment.init(rawValue:)),
             let deadlineMs = row[3].flatMap({ Int64($0) }), let createdAtMs = row[4].flatMap({ Int64($0) }),
-            let attempts = row[5].flatMap({ Int($0) })
+            let attempts = row[5].flatMap({ Int($0) }), let store = row[16].flatMap(PurchaseStore.init(rawValue:))
         else { return nil }
         let consent = row[13].flatMap { Int64($0) }.map {
             ConsumptionConsent(consentedAtMs: $0, withdrawnAtMs: row[14].flatMap { Int64($0) })
@@ -90,8 +102,13 @@ struct ConsumptionStore {
             policy: row[11].flatMap(RefundPolicy.init(rawValue:)) ?? .none, consent: consent,
             isAutoRenewableSubscription: row[7] == AppStoreConsumptionRequest.autoRenewableProductType,
             sampleContentProvided: row[12] == "1")
+        var review: GoogleReview?
+        if store == .googlePlay, let packageName = row[17], let orderID = row[18], let token = row[19] {
+            review = GoogleReview(packageName: packageName, orderID: orderID, pendingRefundToken: token)
+        }
         return Claimed(
-            requestID: requestID, transactionID: transactionID, environment: environment, deadlineMs: deadlineMs,
+            requestID: requestID, transactionID: transactionID, store: store, review: review,
+            environment: environment, deadlineMs: deadlineMs,
             createdAtMs: createdAtMs, attempts: attempts, eventPending: row[6].map { $0 == "pending" },
             outcome: row[15].flatMap(RefundRequestOutcome.init(rawValue:)), facts: facts, lease: lease)
     }

@@ -39,6 +39,15 @@ struct GoogleNotificationApplier {
             }
             try notifications.recordEffect(of: message.messageID, refund.effect)
             return .stored(refund.effect)
+        case .refundReview(let token, let orderID, let reason, let accountID):
+            guard try notifications.insert(message, effect: .stored, at: now) else { return .duplicate }
+            let effect = try GoogleRefundReviewIntake(connection: connection).note(
+                .init(
+                    messageID: message.messageID, pendingRefundToken: token, orderID: orderID, reason: reason,
+                    obfuscatedAccountID: accountID, requestedAtMs: message.notification.eventTimeMilliseconds),
+                at: now)
+            try notifications.recordEffect(of: message.messageID, effect)
+            return .stored(effect)
         }
     }
 

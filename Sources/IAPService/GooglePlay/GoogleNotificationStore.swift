@@ -60,6 +60,11 @@ struct GoogleNotificationStore {
         return try lockedPurchase(where: "transaction_id = ?", .text(orderID))
     }
 
+    /// The Google purchase of Google's `orderID` (its transaction id), locked until the database transaction ends.
+    func lockedPurchase(orderID: String) throws(MariaDBError) -> Purchase? {
+        try lockedPurchase(where: "transaction_id = ?", .text(orderID))
+    }
+
     private func lockedPurchase(where condition: String, _ key: SQLValue) throws(MariaDBError) -> Purchase? {
         guard let row = try connection.execute(
             """

@@ -89,6 +89,15 @@ final class GooglePlayClient: Sendable {
         return call(url, body: Array("{}".utf8), completion: completion)
     }
 
+    /// `POST …/orders/{orderId}:reviewrefund` with `body` (`GoogleRefundReviewRequest`): one
+    /// conversation, whose verdict `completion` gets. False as for `readPurchase`.
+    func reviewRefund(
+        packageName: String, orderID: String, body: [UInt8], completion: @escaping GoogleConversation.Completion
+    ) -> Bool {
+        let url = applicationURL(packageName) + "/orders/" + Self.pathSegment(orderID) + ":reviewrefund"
+        return call(url, body: body, completion: completion)
+    }
+
     private func call(_ url: String, body: [UInt8]?, completion: @escaping GoogleConversation.Completion) -> Bool {
         let deadline = Deadline(startNs: Clock.monotonicNanoseconds(), budgetMs: configuration.timeoutMs * 2)
         return driver.submit(

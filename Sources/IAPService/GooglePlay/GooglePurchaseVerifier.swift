@@ -25,7 +25,8 @@ final class GooglePurchaseVerifier: Sendable {
 
     static let threads = 2
 
-    private let client: GooglePlayClient
+    /// The Play Developer API client, shared with the refund-review sender (one access token).
+    let client: GooglePlayClient
     private let settings: SettingsCache
     private let sandboxPolicy: SandboxPolicy
     private let queue: WorkQueue<Job>

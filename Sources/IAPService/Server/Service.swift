@@ -93,11 +93,6 @@ public final class Service: Sendable {
         finisher = appStoreServer.map {
             TransactionFinisher(AppleFinishes(client: $0, callTimeoutMs: configuration.appleTimeoutMs), database: database)
         }
-        consumption = configuration.consumption == .off ? nil : appStoreServer.map {
-            ConsumptionSender(
-                client: $0, database: database, webhookConfigured: configuration.webhook != nil,
-                appleTimeoutMs: configuration.appleTimeoutMs)
-        }
         let verification = Verification(
             bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy, settings: settings,
             queueLimit: configuration.verifyQueueLimit)
@@ -128,6 +123,9 @@ public final class Service: Sendable {
         let transactions = TransactionsRoute(verifier: signedData, batches: signedTransactions, fetches: fetches)
         googlePurchases = try GooglePurchaseVerifier.started(
             configuration: configuration, settings: settings, apple: apple, database: database)
+        consumption = configuration.consumption == .off ? nil : ConsumptionSender(
+            appStore: appStoreServer, googlePlay: googlePurchases?.client, database: database,
+            webhookConfigured: configuration.webhook != nil, appleTimeoutMs: configuration.appleTimeoutMs)
         let router = Router(
             orders: OrdersRoute(settings: settings), verify: VerifyRoute(recorder: recorder, replays: replays, replayAudit: replayAudit),
             transactions: transactions,
