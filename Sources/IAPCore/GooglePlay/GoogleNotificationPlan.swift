@@ -6,6 +6,9 @@ public enum GoogleNotificationPlan: Equatable, Sendable {
     case store(GoogleNotificationEffect)
     /// refundType 1 of a one-time product: the purchase `purchaseToken` names (else `orderID`) refunded in whole.
     case fullRefund(purchaseToken: String, orderID: String?)
+    /// `oneTimeProductNotification` PURCHASED: the purchase read with productsv2, then delivered or held
+    /// (`GoogleNotifiedPurchaseDecision`).
+    case readPurchase(purchaseToken: String)
     /// A refund review: a refund request of the order, answered with `orders.reviewrefund`.
     case refundReview(pendingRefundToken: String, orderID: String, reason: String?, obfuscatedAccountID: String?)
 
@@ -14,6 +17,10 @@ public enum GoogleNotificationPlan: Equatable, Sendable {
         switch notification.kind {
         case .voidedPurchase(let token, let orderID, isOneTimeProduct: true, isPartial: false):
             return .fullRefund(purchaseToken: token, orderID: orderID)
+        case .oneTimeProductPurchased(let token, _):
+            return .readPurchase(purchaseToken: token)
+        case .oneTimeProductCanceled:
+            return .store(.cancelled)
         case .pendingRefundReview(let token, let orderID, let reason, let accountID):
             return .refundReview(pendingRefundToken: token, orderID: orderID, reason: reason, obfuscatedAccountID: accountID)
         default:
@@ -26,8 +33,16 @@ public enum GoogleNotificationPlan: Equatable, Sendable {
 public enum GoogleNotificationEffect: String, Equatable, Sendable {
     /// The purchase refunded in whole (delivered goods taken back with a `refunded` event).
     case refunded
-    /// Nothing left to change: already refunded.
+    /// Nothing left to change: already refunded, or (a purchase) already delivered or held.
     case unchanged
+    /// A purchase pushed as PURCHASED, delivered to the order its `obfuscatedExternalAccountId` names.
+    case delivered
+    /// A paid purchase naming no order here: held for the first verify that shows it.
+    case unclaimed
+    /// A purchase pushed as PURCHASED that Google still has `PENDING`: nothing delivered.
+    case pending
+    /// A pending purchase cancelled (CANCELED, or read `CANCELLED`): nothing delivered.
+    case cancelled
     /// A refund review, written to the refund-request ledger (a review already there: `unchanged`).
     case refundRequested = "refund_requested"
     /// A kind without effect here, or a purchase the ledger does not hold.

@@ -10,6 +10,9 @@ struct GoogleNotificationApplier {
     let connection: MariaDBConnection
     /// The packages configured (`IAP_GOOGLE_PACKAGES`); another's notifications are stored `ignored`.
     let packages: [String]
+    /// A PURCHASED push's purchase, read from Google before the database transaction; nil: not read
+    /// (Google Play's API not configured), and the push is only stored.
+    var notifiedPurchase: GoogleNotifiedPurchase? = nil
 
     enum Outcome: Equatable {
         /// Its message id was stored before: nothing changed.
@@ -39,6 +42,12 @@ struct GoogleNotificationApplier {
             }
             try notifications.recordEffect(of: message.messageID, refund.effect)
             return .stored(refund.effect)
+        case .readPurchase:
+            guard try notifications.insert(message, effect: .stored, at: now) else { return .duplicate }
+            guard let notifiedPurchase else { return .stored(.stored) }
+            let effect = try GoogleNotifiedPurchaseWriter(connection: connection).apply(notifiedPurchase, at: now)
+            if effect != .stored { try notifications.recordEffect(of: message.messageID, effect) }
+            return .stored(effect)
         case .refundReview(let token, let orderID, let reason, let accountID):
             guard try notifications.insert(message, effect: .stored, at: now) else { return .duplicate }
             let effect = try GoogleRefundReviewIntake(connection: connection).note(

@@ -37,11 +37,14 @@ struct GooglePurchaseDelivery {
         }
     }
 
-    private func deliverInTransaction(_ input: Input) throws -> TransactionAnswer {
+    /// Delivers inside the caller's database transaction (a verify's, or a PURCHASED push's).
+    /// A row a push held `unclaimed` for this token is claimed: delivered to this order and user.
+    func deliverInTransaction(_ input: Input) throws -> TransactionAnswer {
         let transaction = Self.transaction(input)
         let tokenSHA256 = GoogleTransactionID.tokenSHA256(input.request.purchaseToken)
+        let stored = try storedTransaction(tokenSHA256: tokenSHA256)
         // The token delivered before under another id (Google gave an order id only later): that row stands.
-        if let other = try storedTransaction(tokenSHA256: tokenSHA256), other.transactionID != transaction.transactionID {
+        if let other = stored, other.transactionID != transaction.transactionID {
             let shownOrderID = other.userID == input.userID ? other.orderID : nil
             let state: TransactionState = other.state == "refunded" ? .refunded : .alreadyDelivered
             return TransactionAnswer(transaction: transaction, state: state, orderID: shownOrderID)
@@ -55,7 +58,12 @@ struct GooglePurchaseDelivery {
                 row: .complete))
         guard let answer = answers.first else { throw MariaDBError.unexpectedRowCount("Google delivery", expected: 1, got: 0) }
         if answer.state == .delivered {
-            try markGooglePlay(transaction.transactionID, purchaseToken: input.request.purchaseToken, tokenSHA256: tokenSHA256)
+            // A claimed unclaimed row is Google's already; its new delivered event is not yet.
+            if stored == nil {
+                try markGooglePlay(transaction.transactionID, purchaseToken: input.request.purchaseToken, tokenSHA256: tokenSHA256)
+            }
+            try connection.execute(
+                "UPDATE events SET store = 'google_play' WHERE transaction_id = ?", [.text(transaction.transactionID)])
             try owe(input, transactionID: transaction.transactionID, at: now)
         }
         return answer
@@ -72,7 +80,7 @@ struct GooglePurchaseDelivery {
         return (transactionID, state, row[2], row[3])
     }
 
-    /// The row `Delivery` wrote, and its `delivered` event, are Google's.
+    /// The row `Delivery` wrote is Google's.
     private func markGooglePlay(_ transactionID: String, purchaseToken: String, tokenSHA256: String) throws(MariaDBError) {
         try connection.execute(
             """
@@ -81,8 +89,6 @@ struct GooglePurchaseDelivery {
             """,
             [.text(purchaseToken), .text(tokenSHA256), .text(transactionID)]
         ).requireRows(1, "UPDATE transactions store google_play")
-        try connection.execute(
-            "UPDATE events SET store = 'google_play' WHERE transaction_id = ?", [.text(transactionID)])
     }
 
     /// The consume (every product here: the catalog has no product type, so every one counts as
@@ -100,4 +106,5 @@ struct GooglePurchaseDelivery {
                 .text(now.sql), .text(AppleDate.sqlDateTime(ms: purchasedMs + Self.acknowledgeWithinMs)), .text(now.sql),
             ])
     }
+
 }

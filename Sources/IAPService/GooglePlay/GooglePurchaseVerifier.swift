@@ -32,6 +32,8 @@ final class GooglePurchaseVerifier: Sendable {
     private let queue: WorkQueue<Job>
     /// Consumes at Google what the verifier delivered (`google_finishes`); the service's workers start and stop it.
     let finisher: WorkerThreads
+    /// PURCHASED pushes, read from Google by the same client and delivered under the same rules.
+    let notifiedPurchases: GoogleNotifiedPurchases
 
     init(
         client: GooglePlayClient, settings: SettingsCache, sandboxPolicy: SandboxPolicy, queueLimit: QueueLimit,
@@ -42,9 +44,13 @@ final class GooglePurchaseVerifier: Sendable {
         self.settings = settings
         self.sandboxPolicy = sandboxPolicy
         self.queue = WorkQueue(limit: queueLimit, name: "google_purchases")
+        self.notifiedPurchases = GoogleNotifiedPurchases(
+            client: client, settings: settings, sandboxPolicy: sandboxPolicy, queueLimit: queueLimit,
+            onDelivered: { [finisher] in finisher.nudge() })
     }
 
     func start(database: Database) {
+        notifiedPurchases.start(database: database)
         for _ in 0..<Self.threads {
             _ = startThread(named: "google-verify") { [self] in
                 let connection = WorkerContext(database: database).connection
@@ -58,6 +64,7 @@ final class GooglePurchaseVerifier: Sendable {
     /// Takes no more answers.
     func stop() {
         queue.close()
+        notifiedPurchases.stop()
     }
 
     /// Asks Google, then answers on the verifier's threads.

@@ -3,7 +3,8 @@ import MariaDB
 
 /// POST /v1/notifications/google: Google Play's real-time developer
 /// notifications, pushed by Cloud Pub/Sub. All of it on the accept thread that
-/// read it, with that thread's database connection: the push's OIDC token
+/// read it, with that thread's database connection (but a PURCHASED push, which
+/// `GoogleNotifiedPurchases` applies once Google has described the purchase): the push's OIDC token
 /// checked first (RS256 by a key of Google's JWKS, issuer, audience, service
 /// account, times), anything else 401 with nothing stored; then the message
 /// stored and applied in one database transaction (`GoogleNotificationApplier`),
@@ -15,32 +16,49 @@ struct GoogleNotificationsRoute: Sendable {
     let push: GooglePushConfiguration?
     let keys: GooglePushKeyCache?
     let packages: [String]
+    /// Nil without Google Play's API configured: a PURCHASED push is then only stored.
+    let purchases: GoogleNotifiedPurchases?
 
-    init(push: GooglePushConfiguration?, packages: [String], caFile: String?) {
+    init(push: GooglePushConfiguration?, packages: [String], caFile: String?, purchases: GoogleNotifiedPurchases?) {
         self.push = push
         self.keys = push.map { GooglePushKeyCache(url: $0.certsURL, caFile: caFile) }
         self.packages = packages
+        self.purchases = purchases
     }
 
-    func handle(_ request: HTTPRequest, worker: WorkerContext) -> Response {
-        guard let push, let keys else { return .error(.googlePushNotConfigured) }
+    func handle(_ request: HTTPRequest, responder: Responder, worker: WorkerContext) {
+        guard let push, let keys else { return responder.send(.error(.googlePushNotConfigured)) }
         if let refusal = Self.refusal(of: request.authorization, push: push, keys: keys) {
             Log.event("notifications/google: refused: \(refusal)")
-            return .error(.unauthorizedPush)
+            return responder.send(.error(.unauthorizedPush))
         }
         let message: GooglePushMessage
         do {
             message = try GooglePushMessage.parse(request.body)
         } catch {
-            return .error(.invalidField(error.field.isEmpty ? "message" : error.field, "is not a Pub/Sub push of a developer notification"))
+            return responder.send(.error(.invalidField(error.field.isEmpty ? "message" : error.field, "is not a Pub/Sub push of a developer notification")))
         }
-        do {
+        // A PURCHASED push is applied once Google has been asked about its purchase, off this thread.
+        if let purchases, case .readPurchase(let token) = GoogleNotificationPlan.plan(message.notification, packages: packages) {
+            return purchases.apply(message, purchaseToken: token, responder: responder)
+        }
+        responder.send(Self.stored(message) {
             // What it did is in its row (`google_notifications.effect`).
             _ = try GoogleNotificationApplier(connection: worker.connection, packages: packages).apply(message)
+        })
+    }
+
+    /// 204 once `apply` has stored the message and committed; else the error that makes Pub/Sub push it again.
+    static func stored(_ message: GooglePushMessage, apply: () throws -> Void) -> Response {
+        do {
+            try apply()
             return Response(status: 204, headers: [("Cache-Control", "no-store")], body: [])
         } catch let error as MariaDBError {
             Log.event("notifications/google: \(message.messageID) not stored: \(error)")
             return .error(error.apiError)
+        } catch is GoogleNotifiedPurchaseWriter.SettingsNotLoaded {
+            Log.event("notifications/google: \(message.messageID) not stored: the catalog is not read yet")
+            return .error(.databaseUnavailable)
         } catch {
             Log.event("notifications/google: \(message.messageID) not stored: \(error)")
             return .error(.internalError)

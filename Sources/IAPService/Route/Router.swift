@@ -26,7 +26,7 @@ struct Router: Sendable {
         case .success(.appleNotification):
             responder.send(notifications.handle(request, worker: worker))
         case .success(.googleNotification):
-            responder.send(googleNotifications.handle(request, worker: worker))
+            googleNotifications.handle(request, responder: responder, worker: worker)
         case .success(.version):
             responder.send(version.handle(request))
         case .success(.health):

@@ -134,7 +134,8 @@ public final class Service: Sendable {
                 verifier: signedData, bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy,
                 settings: settings),
             googleNotifications: GoogleNotificationsRoute(
-                push: configuration.googlePush, packages: configuration.googlePlay.packages, caFile: configuration.caFile),
+                push: configuration.googlePush, packages: configuration.googlePlay.packages, caFile: configuration.caFile,
+                purchases: self.googlePurchases?.notifiedPurchases),
             version: VersionRoute(settings: settings), health: HealthRoute())
         let appStoreServer = self.appStoreServer
         let inflight = self.inflight

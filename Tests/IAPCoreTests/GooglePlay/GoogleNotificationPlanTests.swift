@@ -29,7 +29,7 @@ final class GoogleNotificationPlanTests: XCTestCase {
         for kind: GoogleDeveloperNotification.Kind in [
             .voidedPurchase(purchaseToken: "tok", orderID: nil, isOneTimeProduct: true, isPartial: true),
             .voidedPurchase(purchaseToken: "tok", orderID: nil, isOneTimeProduct: false, isPartial: false),
-            .subscription, .test, .other, .oneTimeProductPurchased(purchaseToken: "tok", productID: nil),
+            .subscription, .test, .other, .oneTimeProductOther(notificationType: 3),
         ] {
             XCTAssertEqual(GoogleNotificationPlan.plan(notification(kind), packages: packages), .store(.stored), "\(kind)")
         }
