@@ -212,7 +212,7 @@ def test_support_case_end_to_end(browser_factory, api, db, receipts, simulator):
     driver.save_screenshot(str(screenshots_dir() / "player-after.png"))
 
     driver.get(console_url() + "/console/reports")
-    assert len(driver.find_elements(By.CSS_SELECTOR, "svg.chart")) == 5
+    assert len(driver.find_elements(By.CSS_SELECTOR, "svg.chart")) == 6
     assert "Production deliveries per day" in driver.page_source
     driver.save_screenshot(str(screenshots_dir() / "reports.png"))
     print(f"console screenshots: {screenshots_dir()}")
@@ -419,9 +419,9 @@ def test_reports_show_the_report_views_figures(browser_factory, api, db, receipt
     viewer = add_staff("viewer")
     delivered_purchase(api, receipts, new_user_id())
     row = db.one("SELECT day, product_id, currency, deliveries FROM report_daily_revenue"
-                 " WHERE day = UTC_DATE() AND product_id = %s", PAY_6)
+                 " WHERE day = UTC_DATE() AND store = 'app_store' AND product_id = %s", PAY_6)
     driver = browser_factory()
     login(driver, viewer)
     driver.get(console_url() + "/console/reports")
-    bar = f"{row['day']} {row['product_id']} {row['currency']}: {row['deliveries']}</title>"
+    bar = f"{row['day']} App Store {row['product_id']} {row['currency']}: {row['deliveries']}</title>"
     assert bar in driver.page_source, "the deliveries chart's bar of today is the view's figure"

@@ -18,21 +18,27 @@ struct ConsolePages {
         return page(
             "Search", "search",
             [
-                "kinds": kinds, "query": query, "hasResults": !results.isEmpty,
+                "kinds": kinds, "query": kind.isSecret ? "" : query, "hasResults": !results.isEmpty,
                 "results": results.map { ["userID": $0, "userQuery": FormFields.percentEncoded($0)] },
             ], notice: notice)
     }
 
-    func searchResults(_ query: FormFields) throws -> Response {
-        let kind = query["kind"].flatMap(ConsoleSearch.init) ?? .userID
-        let text = query.text("q") ?? ""
+    /// A search, from the search form (posted) or an address (`GET /console/search?kind=…&q=…`). A purchase
+    /// token only from the form: an address would leave it in the browser's history and the server's logs.
+    func searchResults(_ fields: FormFields, posted: Bool) throws -> Response {
+        let kind = fields["kind"].flatMap(ConsoleSearch.init) ?? .userID
+        let text = fields.text("q") ?? ""
+        guard posted || !kind.isSecret else {
+            return search(kind: kind, query: "", notice: "Search for a purchase token with the form (it is not put in an address).")
+        }
         guard kind.accepts(text) else {
             return search(kind: kind, query: text, notice: "That is not a valid \(kind.label.lowercased()).")
         }
         if kind == .appleOrderID { return ConsolePage.redirect("/console/lookup?order=\(FormFields.percentEncoded(text))") }
         let users = try ConsolePlayerQueries(connection: connection).users(kind, text)
         if users.count == 1 { return ConsolePage.redirect("/console/player?user=\(FormFields.percentEncoded(users[0]))") }
-        return search(kind: kind, query: text, notice: users.isEmpty ? "Nothing found." : nil, results: users)
+        let nothing = kind.isSecret ? "Nothing found for the token \(StoreLabels.tokenPrefix(text))" : "Nothing found."
+        return search(kind: kind, query: text, notice: users.isEmpty ? nothing : nil, results: users)
     }
 
     func player(_ userID: String) throws -> Response {

@@ -1,15 +1,20 @@
 import IAPCore
 import MariaDB
 
-/// The reports page: the DBA views (sql/011, sql/014) over a range of days, as SVG charts.
+/// The reports page: the DBA views (sql/011, sql/014, sql/018) over a range of days, as SVG charts; sales
+/// by store (App Store, Google Play), as `report_daily_revenue` has them.
 struct ConsoleReports {
     let connection: MariaDBConnection
 
     func page(from: String, to: String) throws -> [String: Any] {
         let range: [SQLValue] = [.asciiBytes(from), .asciiBytes(to)]
-        let revenue = try rows(
-            "SELECT day, CONCAT(product_id, ' ', currency), deliveries, net FROM report_daily_revenue"
-                + " WHERE day BETWEEN ? AND ? ORDER BY day", range)
+        let revenue = try connection.execute(
+            "SELECT day, store, product_id, currency, deliveries, net FROM report_daily_revenue"
+                + " WHERE day BETWEEN ? AND ? ORDER BY day", range
+        ).rows.map { row in
+            (day: row[0] ?? "", store: StoreLabels.name(row[1] ?? ""), product: row[2] ?? "", currency: row[3] ?? "",
+             count: Double(row[4] ?? "0") ?? 0, amount: Double(row[5] ?? "0") ?? 0)
+        }
         let sandbox = try rows(
             """
             SELECT DATE(delivered_at), product_id, COUNT(*), 0 FROM transactions
@@ -34,8 +39,15 @@ struct ConsoleReports {
                 + " FROM events"
         ).first
         let charts = [
-            chart("Production deliveries per day, by product and currency", revenue.map { ($0.day, $0.name, $0.count) }),
-            chart("Production net revenue per day, by product and currency", revenue.map { ($0.day, $0.name, $0.amount) }),
+            chart(
+                "Production net revenue per day, by store and currency",
+                revenue.map { ($0.day, "\($0.store) \($0.currency)", $0.amount) }),
+            chart(
+                "Production deliveries per day, by store, product and currency",
+                revenue.map { ($0.day, "\($0.store) \($0.product) \($0.currency)", $0.count) }),
+            chart(
+                "Production net revenue per day, by store, product and currency",
+                revenue.map { ($0.day, "\($0.store) \($0.product) \($0.currency)", $0.amount) }),
             chart("Sandbox deliveries per day, by product", sandbox.map { ($0.day, $0.name, $0.count) }),
             chart("Refunds per day, by environment", refunds.map { ($0.day, $0.name, $0.count) }),
             chart("Refund requests per day: how they were answered, what Apple decided", requests),

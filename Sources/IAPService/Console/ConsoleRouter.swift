@@ -67,7 +67,8 @@ struct ConsoleRouter: Sendable {
             }
             return ConsolePage.redirect("/console/login", cookies: [ConsolePage.expiredCookie(Self.sessionCookie)])
         case ("GET", "/console/"): return pages.search(kind: .userID, query: "", notice: nil)
-        case ("GET", "/console/search"): return try pages.searchResults(request.query)
+        case ("GET", "/console/search"): return try pages.searchResults(request.query, posted: false)
+        case ("POST", "/console/search"): return try pages.searchResults(request.form, posted: true)
         case ("GET", "/console/player"): return try pages.player(request.query["user"] ?? "")
         case ("GET", "/console/lookup"): return try pages.lookup(request.query["order"] ?? "")
         case ("GET", "/console/reports"): return try pages.reports(request.query)

@@ -45,7 +45,7 @@ enum ConsoleTemplates {
             </form>
             """,
         "search": """
-            <form method="get" action="/console/search" class="search">
+            <form method="post" action="/console/search" class="search"><input type="hidden" name="csrf" value="{{csrf}}">
             <select name="kind" id="kind">{{#kinds}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/kinds}}</select>
             <input name="q" id="q" value="{{query}}" required> <button type="submit" id="search">Search</button>
             </form>
@@ -54,28 +54,36 @@ enum ConsoleTemplates {
         "player": """
             <p class="player">User id: <strong id="user-id">{{userID}}</strong></p>
             <h2>Transactions</h2>
-            <table id="transactions"><tr><th>Transaction</th><th>Original</th><th>Product</th><th>Env.</th><th>State</th><th>Purchased</th><th>Delivered</th><th>Refunded</th><th>Meaning</th></tr>
-            {{#transactions}}<tr><td>{{transactionID}}</td><td>{{originalTransactionID}}</td><td class="product">{{productID}}</td><td>{{environment}}</td><td class="state">{{state}}</td><td>{{purchaseDate}}</td><td>{{deliveredAt}}</td><td>{{cancellationDate}}</td><td class="explain">{{explanation}}</td></tr>{{/transactions}}
+            <table id="transactions"><tr><th>Store</th><th>Transaction</th><th>Original</th><th>Product</th><th>Qty</th><th>Env.</th><th>State</th><th>Purchased</th><th>Delivered</th><th>Refunded</th><th>Meaning</th></tr>
+            {{#transactions}}<tr><td><span class="store{{#isGoogle}} google{{/isGoogle}}">{{store}}</span>{{#tokenPrefix}}<br><code title="the purchase token's first characters">{{tokenPrefix}}</code>{{/tokenPrefix}}</td><td class="transaction">{{transactionID}}</td><td>{{originalTransactionID}}</td><td class="product">{{productID}}</td><td class="quantity">{{quantity}}</td><td>{{environment}}</td><td class="state">{{state}}</td><td>{{purchaseDate}}</td><td>{{deliveredAt}}</td><td>{{cancellationDate}}</td><td class="explain">{{explanation}}</td></tr>{{/transactions}}
+            </table>
+            <h2>Subscriptions</h2>
+            <table id="subscriptions"><tr><th>Store</th><th>Chain (original)</th><th>Product</th><th>Env.</th><th>Status</th><th>Expires</th><th>Grace period ends</th><th>Auto-renew</th><th>Expiry reason</th><th>Entitled now</th><th>Meaning</th></tr>
+            {{#subscriptions}}<tr><td>{{store}}</td><td class="chain">{{originalTransactionID}}</td><td class="product">{{productID}}</td><td>{{environment}}</td><td class="status">{{status}}</td><td>{{expiresAt}}</td><td>{{gracePeriodExpiresAt}}</td><td>{{autoRenew}}</td><td>{{expirationIntent}}</td><td class="entitled">{{entitled}}</td><td class="explain">{{explanation}}</td></tr>{{/subscriptions}}
             </table>
             <h2>Orders</h2>
             <table id="orders"><tr><th>Order</th><th>Product</th><th>Price</th><th>Status</th><th>Origin</th><th>Created</th><th>Meaning</th></tr>
             {{#orders}}<tr><td>{{orderID}}</td><td class="product">{{productID}}</td><td>{{price}} {{currency}}</td><td>{{status}}</td><td>{{origin}}</td><td>{{createdAt}}</td><td class="explain">{{explanation}}</td></tr>{{/orders}}
             </table>
             <h2>Events for the game</h2>
-            <table id="events"><tr><th>Event</th><th>Type</th><th>Transaction</th><th>Webhook</th><th>Attempts</th><th>Last error</th><th>Created</th><th>Meaning</th><th></th></tr>
-            {{#events}}<tr><td>{{eventID}}</td><td>{{type}}</td><td>{{transactionID}}</td><td class="status">{{status}}</td><td>{{attempts}}</td><td>{{lastError}}</td><td>{{createdAt}}</td><td class="explain">{{explanation}}</td>
+            <table id="events"><tr><th>Event</th><th>Store</th><th>Type</th><th>Transaction</th><th>Webhook</th><th>Attempts</th><th>Last error</th><th>Created</th><th>Meaning</th><th></th></tr>
+            {{#events}}<tr><td>{{eventID}}</td><td>{{store}}</td><td>{{type}}</td><td>{{transactionID}}</td><td class="status">{{status}}</td><td>{{attempts}}</td><td>{{lastError}}</td><td>{{createdAt}}</td><td class="explain">{{explanation}}</td>
             <td>{{#canRedeliver}}<form method="post" action="/console/confirm"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="action" value="redeliver_event"><input type="hidden" name="user" value="{{userID}}"><input type="hidden" name="target" value="{{eventID}}"><button type="submit" class="redeliver">Redeliver…</button></form>{{/canRedeliver}}</td></tr>{{/events}}
             </table>
             <h2>Refund requests</h2>
-            <table id="refund-requests"><tr><th>Request</th><th>Transaction</th><th>Reason</th><th>Status</th><th>Asked</th><th>Sent</th><th>Error</th><th>Outcome</th><th>Meaning</th><th></th></tr>
-            {{#refundRequests}}<tr><td>{{requestID}}</td><td>{{transactionID}}</td><td>{{reason}}</td><td class="status">{{status}}</td><td>{{requestedAt}}</td><td><code>{{sentBody}}</code></td><td>{{lastError}}</td><td>{{outcome}}</td><td class="explain">{{explanation}}</td>
+            <table id="refund-requests"><tr><th>Request</th><th>Store</th><th>Transaction</th><th>Reason</th><th>Status</th><th>Asked</th><th>Answer by</th><th>Sent</th><th>Error</th><th>Outcome</th><th>Meaning</th><th></th></tr>
+            {{#refundRequests}}<tr><td>{{requestID}}</td><td class="store">{{store}}</td><td>{{transactionID}}</td><td>{{reason}}</td><td class="status">{{status}}</td><td>{{requestedAt}}</td><td>{{deadlineAt}}</td><td><code>{{sentBody}}</code></td><td>{{lastError}}</td><td>{{outcome}}</td><td class="explain">{{explanation}}</td>
             <td>{{#canSend}}<form method="post" action="/console/confirm"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="action" value="send_refund_answer"><input type="hidden" name="user" value="{{userID}}"><input type="hidden" name="target" value="{{requestID}}"><button type="submit">Send now…</button></form>{{/canSend}}</td></tr>{{/refundRequests}}
             </table>
             <h2>Apple's notifications</h2>
             <table id="notifications"><tr><th>Type</th><th>Subtype</th><th>Transaction</th><th>Env.</th><th>Signed</th><th>Applied</th><th>Effect</th></tr>
             {{#notifications}}<tr><td>{{type}}</td><td class="subtype">{{subtype}}</td><td>{{transactionID}}</td><td>{{environment}}</td><td>{{signedDate}}</td><td>{{applied}}</td><td>{{effect}}</td></tr>{{/notifications}}
             </table>
-            <h2>Receipts and signed transactions sent (audit)</h2>
+            <h2>Google's notifications</h2>
+            <table id="google-notifications"><tr><th>Message</th><th>Kind</th><th>Google order</th><th>Event time</th><th>Received</th><th>Effect</th></tr>
+            {{#googleNotifications}}<tr><td>{{messageID}}</td><td>{{kind}}</td><td>{{orderID}}</td><td>{{eventTime}}</td><td>{{receivedAt}}</td><td>{{effect}}</td></tr>{{/googleNotifications}}
+            </table>
+            <h2>Receipts, signed transactions and Google purchases sent (audit)</h2>
             <table id="audit"><tr><th>Row</th><th>Kind</th><th>Transaction</th><th>Env.</th><th>Apple status</th><th>Received</th><th>From</th><th>Meaning</th></tr>
             {{#receipts}}<tr><td>{{receiptID}}</td><td>{{kind}}</td><td>{{transactionID}}</td><td>{{environment}}</td><td>{{appleStatus}}</td><td>{{receivedAt}}</td><td>{{clientIP}}</td><td class="explain">{{explanation}}</td></tr>{{/receipts}}
             </table>
@@ -147,5 +155,6 @@ enum ConsoleTemplates {
         th{background:#eef1f5}.explain{color:#555;max-width:26em}.notice{background:#fff4d6;border:1px solid #e3c66b;padding:.5em}
         .login label,.deliver label{display:block;margin:.5em 0}.chart{background:#fff;border:1px solid #ddd;margin:.5em 0}
         .chart text{font-size:10px;fill:#333}.chart .chart-title{font-size:13px;font-weight:bold}code{font-size:11px}
+        .store{display:inline-block;padding:0 .4em;border-radius:3px;background:#e3ebf7;white-space:nowrap}.store.google{background:#dff2e1}
         """
 }
