@@ -55,10 +55,15 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev", "libssl-dev"])]),
         .systemLibrary(name: "CMalloc", providers: [.apt(["libjemalloc-dev"])]),   // the allocator
 
+        // A bounded least-recently-used map, for the caches of every target (the MariaDB wrapper's
+        // prepared statements among them, which must not depend on the domain in IAPCore).
+        .target(name: "Caches", swiftSettings: swiftSettings),
+
         // Pure logic: no I/O, unit tested.
         .target(
             name: "IAPCore",
             dependencies: [
+                "Caches",
                 .product(name: "Crypto", package: "swift-crypto"),
                 // RS256 (RSA PKCS#1 v1.5): Google's service-account grants and Pub/Sub push tokens.
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -69,7 +74,7 @@ let package = Package(
         .target(
             name: "SignedData",
             dependencies: [
-                "IAPCore",
+                "IAPCore", "Caches",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
@@ -91,7 +96,7 @@ let package = Package(
 
         // Thin Swift owners of the C handles.
         .target(name: "FastCGI", dependencies: ["CFastCGI"], swiftSettings: swiftSettings),
-        .target(name: "MariaDB", dependencies: ["CMariaDB", "IAPCore"], swiftSettings: swiftSettings),
+        .target(name: "MariaDB", dependencies: ["CMariaDB", "Caches"], swiftSettings: swiftSettings),
         .target(name: "Curl", dependencies: ["CCurl"], swiftSettings: swiftSettings),
 
         // The service: request -> route -> verify -> deliver -> answer.
@@ -129,6 +134,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .testTarget(name: "CachesTests", dependencies: ["Caches"], swiftSettings: swiftSettings),
         // The service's glue, for what can be tested without servers: no database, no network.
         .testTarget(
             name: "IAPServiceTests",

@@ -1,11 +1,9 @@
-import IAPCore
-
 /// Where and how to connect to MariaDB. Timeouts are explicit so that a dead
 /// server turns into an error within seconds instead of a hung request.
 public struct ConnectionOptions: Sendable {
     /// The servers, tried in order (a Galera cluster's nodes; one for a single
     /// server); ignored when `socket` is set.
-    public var addresses: [DatabaseAddress]
+    public var addresses: [ServerAddress]
     /// Unix socket path; when set it is used instead of host and port.
     public var socket: String?
     public var user: String
@@ -19,6 +17,17 @@ public struct ConnectionOptions: Sendable {
     public var allowsMultipleStatements = false
     /// Whether the session is encrypted. Default off.
     public var tls = TLS.off
+
+    /// One server: a host name or IP address, and its TCP port.
+    public struct ServerAddress: Sendable, Equatable {
+        public var host: String
+        public var port: Int
+
+        public init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+    }
 
     /// TLS to the server. There is no unverified mode: with TLS on, a server
     /// whose certificate does not check out is refused.
@@ -38,7 +47,7 @@ public struct ConnectionOptions: Sendable {
         "SET time_zone = '+00:00', sql_mode = "
         + "'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ZERO_IN_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'"
 
-    public init(addresses: [DatabaseAddress], socket: String?, user: String, password: String, database: String) {
+    public init(addresses: [ServerAddress], socket: String?, user: String, password: String, database: String) {
         precondition(!addresses.isEmpty || socket != nil, "a MariaDB connection needs an address or a socket")
         self.addresses = addresses
         self.socket = socket

@@ -1,6 +1,5 @@
 import CMariaDB
 import Glibc
-import IAPCore
 
 /// Connector/C's global state must be set up once, before threads open connections.
 private let libraryInitialised: Bool = mysql_server_init(0, nil, nil) == 0
@@ -65,7 +64,7 @@ public final class MariaDBConnection: @unchecked Sendable {
 
     /// A new session to `address` (nil: the unix socket), set up and, on a
     /// Galera node, ready (`GaleraSession`).
-    private func connect(to address: DatabaseAddress?) throws(MariaDBError) -> UnsafeMutablePointer<MYSQL> {
+    private func connect(to address: ConnectionOptions.ServerAddress?) throws(MariaDBError) -> UnsafeMutablePointer<MYSQL> {
         guard let connection = mysql_init(nil) else {
             throw MariaDBError(code: 2008, sqlState: "HY000", function: "mysql_init", message: "out of memory")
         }

@@ -1,5 +1,5 @@
 import CMariaDB
-import IAPCore
+import Caches
 
 /// The prepared statements of one connection, by SQL text, at most `capacity`
 /// of them: the least recently used is closed (on the server too) to make room.

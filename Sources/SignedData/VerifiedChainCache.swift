@@ -1,3 +1,4 @@
+import Caches
 import Crypto
 import Glibc
 import IAPCore

@@ -1,3 +1,5 @@
+import Caches
+
 /// Which `receipts` rows recently stored a receipt's bytes, by SHA-256, so that
 /// a new row of the same bytes names that row (`receipts.bytes_in`) instead of
 /// storing them again: apps retry the same receipt many times exactly while

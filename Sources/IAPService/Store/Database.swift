@@ -14,7 +14,8 @@ extension ConnectionOptions {
     /// The options of `IAP_DB_*`, shared by the service and iapctl.
     public init(_ configuration: DatabaseConfiguration) {
         self.init(
-            addresses: configuration.addresses, socket: configuration.socket,
+            addresses: configuration.addresses.map { ServerAddress(host: $0.host, port: $0.port) },
+            socket: configuration.socket,
             user: configuration.user, password: configuration.password, database: configuration.name)
         switch configuration.tls {
         case .off: tls = .off

@@ -1,6 +1,6 @@
 import XCTest
 
-@testable import IAPCore
+@testable import Caches
 
 final class LRUCacheTests: XCTestCase {
     func testHoldsUpToCapacityAndDropsTheLeastRecentlyUsed() {
