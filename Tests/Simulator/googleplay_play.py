@@ -136,6 +136,17 @@ class Play:
         self.purchases[token] = purchase
         return purchase.as_dict()
 
+    def create_purchases(self, body):
+        """{"count" (1..200000), and create_purchase's fields but purchase_token and order_id}: that many
+        new purchases alike (each its own token and order id), for benchmarks; {"purchase_tokens": [...]}."""
+        count = body.get("count") if isinstance(body, dict) else None
+        if not _is_int(count) or not 1 <= count <= 200_000:
+            raise ValueError("count is an integer from 1 to 200000")
+        if "purchase_token" in body or "order_id" in body:
+            raise ValueError("a batch makes its own purchase_token and order_id")
+        template = {key: value for key, value in body.items() if key != "count"}
+        return {"purchase_tokens": [self.create_purchase(template)["purchase_token"] for _ in range(count)]}
+
     def update_purchase(self, body):
         """{"purchase_token", "state"}: a pending purchase paid (PURCHASED) or cancelled."""
         purchase = self.purchases.get(body.get("purchase_token")) if isinstance(body, dict) else None

@@ -12,7 +12,8 @@
                                     purchases/voidedpurchases, orders/{orderId}:reviewrefund
   http://127.0.0.1:CONTROL:
     GET|POST /control               faults (JSON; keys left out keep their value; see FAULT_KEYS)
-    POST /purchases                 a purchase (googleplay_play.Play.create_purchase); POST /purchases/update
+    POST /purchases                 a purchase (googleplay_play.Play.create_purchase); POST /purchases/batch
+                                    {"count", ...} that many alike (scripts/bench); POST /purchases/update
                                     changes its state; GET /purchases/{token} shows it (acknowledged, consumed)
     POST /voided                    a purchase voided (listed by voidedpurchases)
     POST /refund_reviews            a pending refund review of an order; GET /refund_reviews: answers received
@@ -140,6 +141,8 @@ class ControlSite(appstore_sim.ControlSite):
                 return 200, double.change_faults(body)
             if path == "/purchases" and method == "POST":
                 return 200, double.play.create_purchase(body)
+            if path == "/purchases/batch" and method == "POST":
+                return 200, double.play.create_purchases(body)
             if path == "/purchases/update" and method == "POST":
                 return 200, double.play.update_purchase(body)
             if path.startswith("/purchases/") and method == "GET":

@@ -241,6 +241,18 @@ def test_a_test_pending_purchase_without_order_id(play):
     assert play.get_purchase(made["purchase_token"]).json()["purchaseStateContext"]["purchaseState"] == "PURCHASED"
 
 
+def test_a_batch_makes_that_many_purchases_each_its_own(play):
+    answer = play.post_control("/purchases/batch", {"count": 3, "package_name": PACKAGE, "product_id": PRODUCT})
+    assert answer.status_code == 200, answer.text
+    tokens = answer.json()["purchase_tokens"]
+    assert len(set(tokens)) == 3
+    orders = {play.get_purchase(token).json()["orderId"] for token in tokens}
+    assert len(orders) == 3
+    for body in ({"count": 0, "package_name": PACKAGE, "product_id": PRODUCT},
+                 {"count": 2, "package_name": PACKAGE, "product_id": PRODUCT, "purchase_token": "same"}):
+        assert play.post_control("/purchases/batch", body).status_code == 400
+
+
 def test_an_unknown_token_or_another_apps_purchase_is_404(play):
     assert play.get_purchase("no-such-token").status_code == 404
     other = play.purchase(package_name="com.example.other")
