@@ -7,5 +7,5 @@ import ArgumentParser
 struct Google: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Google Play one-time products.",
-        subcommands: [])
+        subcommands: [VoidedSync.self])
 }

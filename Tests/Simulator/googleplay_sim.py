@@ -46,9 +46,10 @@ import googleplay_play
 FAULTS = (None, 401, 404, 410, 429, 500, 502, 503, "drop")
 FAULT_TARGETS = ("api", "token", "jwks", "all")
 FAULT_KEYS = ("fault", "fault_next", "fault_on", "retry_after_s", "latency_ms", "access_token_ttl_s",
-              "jwks_max_age_s")
+              "jwks_max_age_s", "voided_page_size")
 DEFAULTS = {"fault": None, "fault_next": 0, "fault_on": "api", "retry_after_s": 1, "latency_ms": 0,
-            "access_token_ttl_s": 3599, "jwks_max_age_s": 3600}
+            "access_token_ttl_s": 3599, "jwks_max_age_s": 3600,
+            "voided_page_size": googleplay_play.MAX_VOIDED_PAGE}
 UNAUTHENTICATED = googleplay_play.google_error(
     401, "Request had invalid authentication credentials. Expected OAuth 2 access token.", "authError",
     "UNAUTHENTICATED")
@@ -74,6 +75,8 @@ def check_fault_setting(key, value):
     if key in ("fault_next", "retry_after_s", "latency_ms", "jwks_max_age_s") and is_int and value >= 0:
         return value
     if key == "access_token_ttl_s" and is_int and 1 <= value <= 3600:
+        return value
+    if key == "voided_page_size" and is_int and 1 <= value <= googleplay_play.MAX_VOIDED_PAGE:
         return value
     raise ValueError(f"bad value for {key}: {value!r}")
 
@@ -241,6 +244,11 @@ class GooglePlayDouble:
         except ValueError:
             return googleplay_play.invalid("The request body is not JSON.") + ((),)
         query = dict(urllib.parse.parse_qsl(request.query))
+        if endpoint == "voidedpurchases":
+            # Pages smaller than the client asked for, as Google may give: it must follow nextPageToken.
+            asked = query.get("maxResults", "")
+            if not asked or asked.isdigit() and int(asked) > self.faults["voided_page_size"]:
+                query["maxResults"] = str(self.faults["voided_page_size"])
         status, answer = self.play.answer(endpoint, match, query, body)
         return status, answer, ()
 

@@ -330,6 +330,20 @@ def test_voided_purchases_refuse_a_start_older_than_30_days_and_a_bad_page_token
     assert _voided(play).json() == {}
 
 
+def test_voided_page_size_makes_pages_smaller_than_asked(play):
+    now = int(time.time() * 1000)
+    for index in range(3):
+        purchase = play.purchase()
+        assert play.post_control("/voided", {"purchase_token": purchase["purchase_token"],
+                                             "voided_time_ms": now - 5_000 + index}).status_code == 200
+    play.control(voided_page_size=2)
+    first = _voided(play, maxResults=1000).json()
+    assert len(first["voidedPurchases"]) == 2
+    second = _voided(play, token=first["tokenPagination"]["nextPageToken"]).json()
+    assert len(second["voidedPurchases"]) == 1 and "tokenPagination" not in second
+    assert len(_voided(play, maxResults=1).json()["voidedPurchases"]) == 1
+
+
 # ---------- refund reviews ----------
 
 def test_reviewrefund_validates_and_only_the_first_answer_counts(play):

@@ -1,11 +1,14 @@
 /// What a Google Play developer notification does to the ledger, before the
 /// database is read: a package not configured is only stored (`ignored`); a
-/// full refund of a one-time product is applied as Apple's REFUND is; the rest
-/// is stored as it came.
+/// full refund of a one-time product is applied as Apple's REFUND is, a
+/// partial one once its quantity is read from Google; the rest is stored as it came.
 public enum GoogleNotificationPlan: Equatable, Sendable {
     case store(GoogleNotificationEffect)
     /// refundType 1 of a one-time product: the purchase `purchaseToken` names (else `orderID`) refunded in whole.
     case fullRefund(purchaseToken: String, orderID: String?)
+    /// refundType 2 of a one-time product: the quantity is not in the notification; the voided purchases
+    /// Google lists for `purchaseToken` are read and each applied (`GoogleVoidedRefund`).
+    case partialRefund(purchaseToken: String, orderID: String?)
     /// `oneTimeProductNotification` PURCHASED: the purchase read with productsv2, then delivered or held
     /// (`GoogleNotifiedPurchaseDecision`).
     case readPurchase(purchaseToken: String)
@@ -17,6 +20,8 @@ public enum GoogleNotificationPlan: Equatable, Sendable {
         switch notification.kind {
         case .voidedPurchase(let token, let orderID, isOneTimeProduct: true, isPartial: false):
             return .fullRefund(purchaseToken: token, orderID: orderID)
+        case .voidedPurchase(let token, let orderID, isOneTimeProduct: true, isPartial: true):
+            return .partialRefund(purchaseToken: token, orderID: orderID)
         case .oneTimeProductPurchased(let token, _):
             return .readPurchase(purchaseToken: token)
         case .oneTimeProductCanceled:
@@ -33,6 +38,8 @@ public enum GoogleNotificationPlan: Equatable, Sendable {
 public enum GoogleNotificationEffect: String, Equatable, Sendable {
     /// The purchase refunded in whole (delivered goods taken back with a `refunded` event).
     case refunded
+    /// Part of the purchase's quantity refunded (`transactions.refunded_quantity`); the rest stays.
+    case partiallyRefunded = "partially_refunded"
     /// Nothing left to change: already refunded, or (a purchase) already delivered or held.
     case unchanged
     /// A purchase pushed as PURCHASED, delivered to the order its `obfuscatedExternalAccountId` names.
@@ -49,23 +56,4 @@ public enum GoogleNotificationEffect: String, Equatable, Sendable {
     case stored
     /// A package this service is not configured for.
     case ignored
-}
-
-/// A full refund of a stored Google purchase, by the state its row is in.
-public enum GoogleFullRefund: Equatable, Sendable {
-    /// Mark it refunded; `takesBack`: it was delivered, so its order is refunded and the game gets a `refunded` event.
-    case refund(takesBack: Bool)
-    case unchanged
-
-    public static func decide(_ state: StoredTransaction.State) -> GoogleFullRefund {
-        switch state {
-        case .delivered: return .refund(takesBack: true)
-        case .unclaimed: return .refund(takesBack: false)
-        case .refunded: return .unchanged
-        }
-    }
-
-    public var effect: GoogleNotificationEffect {
-        self == .unchanged ? .unchanged : .refunded
-    }
 }

@@ -17,10 +17,13 @@ struct EventStore {
         /// When it happened; nil: now.
         let occurredAtMs: Int64?
         let store: PurchaseStore
+        /// A `refunded` event of a quantity-based partial refund: how many of the quantity it took back.
+        let refundedQuantity: Int?
 
         init(
             _ type: GameEventType, _ transaction: AppleTransaction, orderID: String, userID: String,
-            environment: AppleEnvironment, occurredAtMs: Int64? = nil, store: PurchaseStore = .appStore
+            environment: AppleEnvironment, occurredAtMs: Int64? = nil, store: PurchaseStore = .appStore,
+            refundedQuantity: Int? = nil
         ) {
             self.type = type
             self.transaction = transaction
@@ -29,6 +32,7 @@ struct EventStore {
             self.environment = environment
             self.occurredAtMs = occurredAtMs
             self.store = store
+            self.refundedQuantity = refundedQuantity
         }
     }
 
@@ -51,7 +55,7 @@ struct EventStore {
     @discardableResult
     private func insert(_ events: ArraySlice<NewEvent>, at time: Timestamp) throws(MariaDBError) -> UInt64 {
         var parameters: [SQLValue] = []
-        parameters.reserveCapacity(events.count * 11)
+        parameters.reserveCapacity(events.count * 12)
         for event in events {
             let transaction = event.transaction
             parameters += [
@@ -59,14 +63,14 @@ struct EventStore {
                 .text(transaction.originalTransactionID), .text(event.orderID), .text(event.userID),
                 .text(transaction.productID), .integer(Int64(transaction.quantity)), .text(event.environment.rawValue),
                 .text(event.occurredAtMs.map(AppleDate.sqlDateTime) ?? time.sql), .text(time.sql),
-                .text(event.store.rawValue),
+                .text(event.store.rawValue), event.refundedQuantity.map { .integer(Int64($0)) } ?? .null,
             ]
         }
         let inserted = try connection.execute(
             """
             INSERT INTO events (type, transaction_id, original_transaction_id, order_id, user_id, product_id,
-              quantity, environment, occurred_at, created_at, store)
-            VALUES \(SQLPlaceholders.rows(events.count, columns: 11))
+              quantity, environment, occurred_at, created_at, store, refunded_quantity)
+            VALUES \(SQLPlaceholders.rows(events.count, columns: 12))
             """,
             parameters)
         try inserted.requireRows(events.count, "INSERT INTO events")

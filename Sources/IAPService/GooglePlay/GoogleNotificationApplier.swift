@@ -4,8 +4,8 @@ import MariaDB
 /// Stores a Google Play developer notification and applies its effect
 /// (`GoogleNotificationPlan`) in ONE database transaction, with the `events`
 /// rows of what it changes: all of it is committed, or nothing is and Pub/Sub
-/// pushes it again. A full refund goes the way Apple's REFUND does
-/// (`NotifiedTransactionStore.markRefunded`, a `refunded` event).
+/// pushes it again. A voided purchase, whole or a quantity-based partial
+/// refund, is applied by `GoogleVoidedPurchaseLedger`, as voided-sync applies it.
 struct GoogleNotificationApplier {
     let connection: MariaDBConnection
     /// The packages configured (`IAP_GOOGLE_PACKAGES`); another's notifications are stored `ignored`.
@@ -13,6 +13,9 @@ struct GoogleNotificationApplier {
     /// A PURCHASED push's purchase, read from Google before the database transaction; nil: not read
     /// (Google Play's API not configured), and the push is only stored.
     var notifiedPurchase: GoogleNotifiedPurchase? = nil
+    /// Reads the voided purchases a partial refund's push does not carry (their quantities); nil: Google
+    /// Play's API not configured, and such a push is only stored (`iapctl google voided-sync` applies it).
+    var voidedPurchases: GoogleVoidedPurchaseReader? = nil
 
     enum Outcome: Equatable {
         /// Its message id was stored before: nothing changed.
@@ -20,28 +23,44 @@ struct GoogleNotificationApplier {
         case stored(GoogleNotificationEffect)
     }
 
+    /// - Throws: the database's error, or `GoogleUnavailable` when a partial refund's voided purchases
+    ///   could not be read (nothing stored: Pub/Sub pushes it again).
     func apply(_ message: GooglePushMessage) throws -> Outcome {
-        try connection.transactionRetryingDeadlocks(attempts: NotificationApplier.attempts) {
-            try applyInTransaction(message, at: .now())
+        let voided = try voidedPurchasesOfPartialRefund(message.notification)
+        return try connection.transactionRetryingDeadlocks(attempts: NotificationApplier.attempts) {
+            try applyInTransaction(message, voided: voided, at: .now())
         }
     }
 
-    private func applyInTransaction(_ message: GooglePushMessage, at now: Timestamp) throws -> Outcome {
+    /// What Google lists of the purchase a partial refund names, read before the database transaction
+    /// (the notification itself has no quantity); empty for any other notification.
+    private func voidedPurchasesOfPartialRefund(
+        _ notification: GoogleDeveloperNotification
+    ) throws(GoogleUnavailable) -> [GoogleVoidedPurchase] {
+        guard case .partialRefund(let purchaseToken, _) = GoogleNotificationPlan.plan(notification, packages: packages),
+            let voidedPurchases
+        else { return [] }
+        let startTimeMs = GoogleVoidedWindow.notificationStart(
+            eventTimeMs: notification.eventTimeMilliseconds, nowMs: Clock.wallMilliseconds())
+        return try voidedPurchases.all(packageName: notification.packageName, startTimeMs: startTimeMs).get()
+            .filter { $0.purchaseToken == purchaseToken }
+    }
+
+    private func applyInTransaction(
+        _ message: GooglePushMessage, voided: [GoogleVoidedPurchase], at now: Timestamp
+    ) throws -> Outcome {
         let notifications = GoogleNotificationStore(connection: connection)
         switch GoogleNotificationPlan.plan(message.notification, packages: packages) {
         case .store(let effect):
             return try notifications.insert(message, effect: effect, at: now) ? .stored(effect) : .duplicate
         case .fullRefund(let purchaseToken, let orderID):
-            guard try notifications.insert(message, effect: .stored, at: now) else { return .duplicate }
-            guard let purchase = try notifications.lockedPurchase(purchaseToken: purchaseToken, orderID: orderID) else {
-                return .stored(.stored)
-            }
-            let refund = GoogleFullRefund.decide(purchase.state)
-            if case .refund(let takesBack) = refund {
-                try refundInWhole(purchase, takesBack: takesBack, at: message.notification.eventTimeMilliseconds, now: now)
-            }
-            try notifications.recordEffect(of: message.messageID, refund.effect)
-            return .stored(refund.effect)
+            // The push says when, not how much: the whole purchase, voided at the notification's time.
+            let whole = GoogleVoidedPurchase(
+                purchaseToken: purchaseToken, orderID: orderID,
+                voidedTimeMilliseconds: message.notification.eventTimeMilliseconds, voidedQuantity: nil)
+            return try applyVoided([whole], of: message, at: now)
+        case .partialRefund:
+            return try applyVoided(voided, of: message, at: now)
         case .readPurchase:
             guard try notifications.insert(message, effect: .stored, at: now) else { return .duplicate }
             guard let notifiedPurchase else { return .stored(.stored) }
@@ -60,20 +79,20 @@ struct GoogleNotificationApplier {
         }
     }
 
-    private func refundInWhole(
-        _ purchase: GoogleNotificationStore.Purchase, takesBack: Bool, at refundedAtMs: Int64, now: Timestamp
-    ) throws(MariaDBError) {
-        let orderID = takesBack ? purchase.orderID : nil
-        try NotifiedTransactionStore(connection: connection).markRefunded(
-            purchase.transactionID, refundedAtMs: refundedAtMs, orderID: orderID, at: now)
-        guard let orderID, let userID = purchase.userID else { return }
-        let transaction = AppleTransaction(
-            transactionID: purchase.transactionID, originalTransactionID: purchase.originalTransactionID,
-            productID: purchase.productID, quantity: purchase.quantity)
-        try EventStore(connection: connection).record(
-            [EventStore.NewEvent(
-                .refunded, transaction, orderID: orderID, userID: userID, environment: purchase.environment,
-                occurredAtMs: refundedAtMs, store: .googlePlay)],
-            at: now)
+    /// Stores the message, then applies each voided purchase (`GoogleVoidedPurchaseLedger`); the message's
+    /// effect is the most any of them did.
+    private func applyVoided(
+        _ voided: [GoogleVoidedPurchase], of message: GooglePushMessage, at now: Timestamp
+    ) throws(MariaDBError) -> Outcome {
+        let notifications = GoogleNotificationStore(connection: connection)
+        guard try notifications.insert(message, effect: .stored, at: now) else { return .duplicate }
+        let ledger = GoogleVoidedPurchaseLedger(connection: connection)
+        var effects: [GoogleNotificationEffect] = []
+        for purchase in voided {
+            effects.append(try ledger.apply(purchase, packageName: message.notification.packageName, at: now).effect)
+        }
+        let effect = GoogleNotificationEffect.most(of: effects)
+        if effect != .stored { try notifications.recordEffect(of: message.messageID, effect) }
+        return .stored(effect)
     }
 }

@@ -42,6 +42,8 @@ struct GoogleNotificationStore {
         let originalTransactionID: String
         let productID: String
         let quantity: Int
+        /// How many of `quantity` quantity-based partial refunds took back so far.
+        let refundedQuantity: Int
         let environment: AppleEnvironment
         let state: StoredTransaction.State
         let orderID: String?
@@ -68,7 +70,8 @@ struct GoogleNotificationStore {
     private func lockedPurchase(where condition: String, _ key: SQLValue) throws(MariaDBError) -> Purchase? {
         guard let row = try connection.execute(
             """
-            SELECT transaction_id, original_transaction_id, product_id, quantity, environment, state, order_id, user_id
+            SELECT transaction_id, original_transaction_id, product_id, quantity, environment, state, order_id, user_id,
+              refunded_quantity
             FROM transactions WHERE \(condition) AND store = 'google_play' FOR UPDATE
             """,
             [key]
@@ -77,7 +80,7 @@ struct GoogleNotificationStore {
         else { return nil }
         return Purchase(
             transactionID: transactionID, originalTransactionID: row[1] ?? transactionID, productID: productID,
-            quantity: row[3].flatMap { Int($0) } ?? 1,
+            quantity: row[3].flatMap { Int($0) } ?? 1, refundedQuantity: row[8].flatMap { Int($0) } ?? 0,
             environment: row[4].flatMap(AppleEnvironment.init(rawValue:)) ?? .sandbox, state: state,
             orderID: row[6], userID: row[7])
     }

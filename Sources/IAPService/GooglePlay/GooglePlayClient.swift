@@ -98,6 +98,36 @@ final class GooglePlayClient: Sendable {
         return call(url, body: body, completion: completion)
     }
 
+    /// `GET …/purchases/voidedpurchases`: one page of the one-time products (`type` 0) voided from
+    /// `startTimeMs` until now, quantity-based partial refunds included; `pageToken` nil for the first.
+    /// False as for `readPurchase`.
+    func listVoidedPurchases(
+        packageName: String, startTimeMs: Int64, pageToken: String?,
+        completion: @escaping @Sendable (Result<GoogleVoidedPurchasePage, GoogleUnavailable>) -> Void
+    ) -> Bool {
+        var url = applicationURL(packageName) + "/purchases/voidedpurchases?type=0"
+            + "&includeQuantityBasedPartialRefund=true&maxResults=1000&startTime=" + String(startTimeMs)
+        if let pageToken { url += "&token=" + Self.pathSegment(pageToken) }
+        return call(url, body: nil) { verdict in
+            switch verdict {
+            case .answered(200, let body):
+                do {
+                    completion(.success(try GoogleVoidedPurchasePage.parse(body)))
+                } catch {
+                    completion(.failure(GoogleUnavailable("\(error)")))
+                }
+            case .answered(let status, _):
+                completion(.failure(GoogleUnavailable("Google answered \(status)")))
+            case .notFound:
+                completion(.failure(GoogleUnavailable("Google answered 404 (is the package name right?)")))
+            case .unauthorized:
+                completion(.failure(GoogleUnavailable("Google refused the service account (401 or invalid_grant)")))
+            case .unavailable:
+                completion(.failure(GoogleUnavailable("Google unavailable")))
+            }
+        }
+    }
+
     private func call(_ url: String, body: [UInt8]?, completion: @escaping GoogleConversation.Completion) -> Bool {
         let deadline = Deadline(startNs: Clock.monotonicNanoseconds(), budgetMs: configuration.timeoutMs * 2)
         return driver.submit(

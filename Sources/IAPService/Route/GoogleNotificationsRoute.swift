@@ -18,12 +18,18 @@ struct GoogleNotificationsRoute: Sendable {
     let packages: [String]
     /// Nil without Google Play's API configured: a PURCHASED push is then only stored.
     let purchases: GoogleNotifiedPurchases?
+    /// Nil without Google Play's API configured: a partial refund's push is then only stored.
+    let voidedPurchases: GoogleVoidedPurchaseReader?
 
-    init(push: GooglePushConfiguration?, packages: [String], caFile: String?, purchases: GoogleNotifiedPurchases?) {
+    init(
+        push: GooglePushConfiguration?, packages: [String], caFile: String?, purchases: GoogleNotifiedPurchases?,
+        voidedPurchases: GoogleVoidedPurchaseReader?
+    ) {
         self.push = push
         self.keys = push.map { GooglePushKeyCache(url: $0.certsURL, caFile: caFile) }
         self.packages = packages
         self.purchases = purchases
+        self.voidedPurchases = voidedPurchases
     }
 
     func handle(_ request: HTTPRequest, responder: Responder, worker: WorkerContext) {
@@ -44,7 +50,9 @@ struct GoogleNotificationsRoute: Sendable {
         }
         responder.send(Self.stored(message) {
             // What it did is in its row (`google_notifications.effect`).
-            _ = try GoogleNotificationApplier(connection: worker.connection, packages: packages).apply(message)
+            _ = try GoogleNotificationApplier(
+                connection: worker.connection, packages: packages, voidedPurchases: voidedPurchases
+            ).apply(message)
         })
     }
 
@@ -56,6 +64,9 @@ struct GoogleNotificationsRoute: Sendable {
         } catch let error as MariaDBError {
             Log.event("notifications/google: \(message.messageID) not stored: \(error)")
             return .error(error.apiError)
+        } catch let error as GoogleUnavailable {
+            Log.event("notifications/google: \(message.messageID) not stored: voided purchases not read: \(error)")
+            return .error(.googleUnavailable)
         } catch is GoogleNotifiedPurchaseWriter.SettingsNotLoaded {
             Log.event("notifications/google: \(message.messageID) not stored: the catalog is not read yet")
             return .error(.databaseUnavailable)

@@ -135,7 +135,8 @@ public final class Service: Sendable {
                 settings: settings),
             googleNotifications: GoogleNotificationsRoute(
                 push: configuration.googlePush, packages: configuration.googlePlay.packages, caFile: configuration.caFile,
-                purchases: self.googlePurchases?.notifiedPurchases),
+                purchases: self.googlePurchases?.notifiedPurchases,
+                voidedPurchases: self.googlePurchases.map { GoogleVoidedPurchaseReader(client: $0.client) }),
             version: VersionRoute(settings: settings), health: HealthRoute())
         let appStoreServer = self.appStoreServer
         let inflight = self.inflight

@@ -25,21 +25,20 @@ final class GoogleNotificationPlanTests: XCTestCase {
         XCTAssertEqual(GoogleNotificationPlan.plan(notification(.test), packages: []), .store(.ignored))
     }
 
-    func testPartialVoidsSubscriptionsAndTestsAreStored() {
+    func testAPartialVoidOfAOneTimeProductReadsTheVoidedPurchases() {
+        let voided = notification(.voidedPurchase(
+            purchaseToken: "tok", orderID: "GPA.1", isOneTimeProduct: true, isPartial: true))
+        XCTAssertEqual(
+            GoogleNotificationPlan.plan(voided, packages: packages), .partialRefund(purchaseToken: "tok", orderID: "GPA.1"))
+    }
+
+    func testSubscriptionVoidsSubscriptionsAndTestsAreStored() {
         for kind: GoogleDeveloperNotification.Kind in [
-            .voidedPurchase(purchaseToken: "tok", orderID: nil, isOneTimeProduct: true, isPartial: true),
+            .voidedPurchase(purchaseToken: "tok", orderID: nil, isOneTimeProduct: false, isPartial: true),
             .voidedPurchase(purchaseToken: "tok", orderID: nil, isOneTimeProduct: false, isPartial: false),
             .subscription, .test, .other, .oneTimeProductOther(notificationType: 3),
         ] {
             XCTAssertEqual(GoogleNotificationPlan.plan(notification(kind), packages: packages), .store(.stored), "\(kind)")
         }
-    }
-
-    func testAFullRefundTakesBackOnlyWhatWasDelivered() {
-        XCTAssertEqual(GoogleFullRefund.decide(.delivered), .refund(takesBack: true))
-        XCTAssertEqual(GoogleFullRefund.decide(.unclaimed), .refund(takesBack: false))
-        XCTAssertEqual(GoogleFullRefund.decide(.refunded), .unchanged)
-        XCTAssertEqual(GoogleFullRefund.decide(.refunded).effect, .unchanged)
-        XCTAssertEqual(GoogleFullRefund.decide(.delivered).effect, .refunded)
     }
 }
