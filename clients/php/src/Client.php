@@ -6,7 +6,7 @@ namespace IapFcgi;
 
 /**
  * Orders and verification for a PHP backend in front of iap-fcgi (docs/api.md: POST /v1/orders,
- * /v1/receipts/verify, /v1/transactions/verify), over the curl extension.
+ * /v1/receipts/verify, /v1/transactions/verify, /v1/google/purchases/verify), over the curl extension.
  *
  * A 503 (`retry_later`) is sent again after its Retry-After, at most `maxRetries` times and only when
  * Retry-After is at most `maxRetryAfterSeconds`; then ServiceUnavailableException. Other non-2xx
@@ -81,6 +81,26 @@ final class Client
         return VerifyResult::fromAnswer($this->post('/v1/transactions/verify', [
             'signed_transaction' => $signedTransaction, 'transaction_id' => $transactionId, 'user_id' => $userId,
             'order_id' => $orderId, 'app_version' => $appVersion,
+        ]));
+    }
+
+    /**
+     * POST /v1/google/purchases/verify: a Google Play purchase, read from Google by the service (the
+     * answer's store is `google_play`). `userId` is required when `orderId` is not given; the app
+     * passes the order id to the billing flow as obfuscatedAccountId. The service consumes or
+     * acknowledges the purchase at Google: the app must not.
+     */
+    public function verifyGooglePurchase(
+        string $packageName,
+        string $productId,
+        string $purchaseToken,
+        ?string $userId = null,
+        ?string $orderId = null,
+        ?string $appVersion = null,
+    ): VerifyResult {
+        return VerifyResult::fromAnswer($this->post('/v1/google/purchases/verify', [
+            'package_name' => $packageName, 'product_id' => $productId, 'purchase_token' => $purchaseToken,
+            'user_id' => $userId, 'order_id' => $orderId, 'app_version' => $appVersion,
         ]));
     }
 

@@ -5,8 +5,9 @@ declare(strict_types=1);
 namespace IapFcgi;
 
 /**
- * The answer of POST /v1/receipts/verify or /v1/transactions/verify (200 or 202). Tell the app to
- * finish the transaction exactly when finishTransaction is true.
+ * The answer of POST /v1/receipts/verify, /v1/transactions/verify or /v1/google/purchases/verify (200
+ * or 202). Tell the app to finish the transaction exactly when finishTransaction is true (for Google
+ * Play: it may stop retrying; the service consumes or acknowledges).
  */
 final class VerifyResult
 {
@@ -21,6 +22,8 @@ final class VerifyResult
         public readonly ?int $appleStatus,
         public readonly ?string $orderId,
         public readonly array $transactions,
+        /** `app_store`, or `google_play` for a Google Play purchase. */
+        public readonly string $store = 'app_store',
     ) {
     }
 
@@ -37,6 +40,7 @@ final class VerifyResult
             $body['environment'] ?? null, isset($body['apple_status']) ? (int) $body['apple_status'] : null,
             $body['order_id'] ?? null,
             array_map([VerifiedTransaction::class, 'fromAnswer'], $body['transactions'] ?? []),
+            is_string($body['store'] ?? null) ? $body['store'] : 'app_store',
         );
     }
 }

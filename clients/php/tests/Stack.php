@@ -91,6 +91,33 @@ final class Stack
         return json_decode($output, true, 32, JSON_THROW_ON_ERROR);
     }
 
+    public const GOOGLE_PACKAGE = 'com.example.game';
+
+    /**
+     * A purchase of PAY_6 bought at the stack's Google Play double (its control URL GOOGLE_SIM_CONTROL_URL),
+     * as Tests/e2e does: its purchase_token and order_id.
+     *
+     * @return array{purchase_token: string, order_id: string}
+     */
+    public static function googlePurchase(int $quantity = 1): array
+    {
+        $curl = curl_init(self::env('GOOGLE_SIM_CONTROL_URL') . '/purchases');
+        curl_setopt_array($curl, [
+            CURLOPT_POST => true,
+            CURLOPT_POSTFIELDS => json_encode(['package_name' => self::GOOGLE_PACKAGE, 'product_id' => self::PAY_6, 'quantity' => $quantity]),
+            CURLOPT_HTTPHEADER => ['Content-Type: application/json'],
+            CURLOPT_RETURNTRANSFER => true,
+            CURLOPT_TIMEOUT => 10,
+        ]);
+        $answer = curl_exec($curl);
+        $status = curl_getinfo($curl, CURLINFO_RESPONSE_CODE);
+        curl_close($curl);
+        if ($status !== 200) {
+            throw new \RuntimeException("the Google Play double answered $status: $answer");
+        }
+        return json_decode((string) $answer, true, 16, JSON_THROW_ON_ERROR);
+    }
+
     /** @param list<string> $command */
     public static function run(array $command): string
     {

@@ -66,6 +66,22 @@ final class ClientTest extends TestCase
         self::assertSame(['already_delivered', 1, true], [$again->status, $again->code, $again->finishTransaction]);
     }
 
+    /** A purchase bought at the stack's Google Play double (GOOGLE_SIM_CONTROL_URL), verified through the service. */
+    public function testAGooglePlayPurchaseDeliveredOnce(): void
+    {
+        $bought = Stack::googlePurchase(quantity: 2);
+        $client = new Client(Stack::baseUrl());
+        $userId = Stack::newUserId();
+        $first = $client->verifyGooglePurchase(Stack::GOOGLE_PACKAGE, Stack::PAY_6, $bought['purchase_token'], userId: $userId);
+        self::assertSame(['delivered', 'google_play', true], [$first->status, $first->store, $first->finishTransaction]);
+        self::assertSame([$bought['order_id'], 2, 'delivered'],
+            [$first->transactions[0]->transactionId, $first->transactions[0]->quantity, $first->transactions[0]->state]);
+
+        $again = $client->verifyGooglePurchase(Stack::GOOGLE_PACKAGE, Stack::PAY_6, $bought['purchase_token'], userId: Stack::newUserId());
+        self::assertSame(['already_delivered', 'google_play'], [$again->status, $again->store]);
+        self::assertSame('app_store', $client->verifyReceipt(Stack::appReceipt(Stack::PAY_6)['receipt_data'], userId: $userId)->store);
+    }
+
     /** @return array<string, array{callable(Client): mixed, int, string}> */
     public static function refusals(): array
     {
