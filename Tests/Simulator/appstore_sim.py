@@ -145,6 +145,9 @@ class VerifiedReceipt:
         answer = {"status": 0, "environment": "Production" if production else "Sandbox", "receipt": receipt}
         if latest:
             answer["latest_receipt_info"] = [self._in_app(p) for p in latest]
+        pending = self._pending_renewal_info(list(payload["in_app"]) + list(latest))
+        if pending:
+            answer["pending_renewal_info"] = pending
         head, tail = _compact(answer).split(_REQUEST_DATE_MARK)
         self.head, self.tail = head.encode(), tail.encode()
 
@@ -162,6 +165,21 @@ class VerifiedReceipt:
                 **apple_date("purchase_date", p["purchase_ms"]),
                 **apple_date("original_purchase_date", p["purchase_ms"]),
                 **(apple_date("expires_date", p["expires_ms"]) if p.get("expires_ms") is not None else {})}
+
+    @staticmethod
+    def _pending_renewal_info(purchases):
+        """One entry per subscription chain among `purchases` (those with expires_ms): renewing, unless its
+        latest purchase carries "pending_renewal" fields (auto_renew_status, expiration_intent,
+        is_in_billing_retry_period, grace_period_expires_date_ms ...) that say otherwise."""
+        latest = {}
+        for p in purchases:
+            if p.get("expires_ms") is not None:
+                chain = p["original_transaction_id"]
+                if chain not in latest or p["purchase_ms"] >= latest[chain]["purchase_ms"]:
+                    latest[chain] = p
+        return [{"auto_renew_product_id": p["product_id"], "product_id": p["product_id"],
+                 "original_transaction_id": chain, "auto_renew_status": "1", **p.get("pending_renewal", {})}
+                for chain, p in latest.items()]
 
     @classmethod
     def _in_app(cls, p):

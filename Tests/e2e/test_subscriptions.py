@@ -377,3 +377,21 @@ def test_a_renewal_apple_could_not_deliver_is_applied_by_notifications_sync(api,
     assert chain.row(db)["latest_transaction_id"] == chain.ids[1]
     assert db.one("SELECT source FROM notifications WHERE notification_uuid = %s", sent["notification_uuid"]) == {
         "source": "sync"}
+
+
+def test_verify_receipts_pending_renewal_info_says_what_renews_and_a_billing_retry(api, db, simulator, receipts):
+    chain, user = Chain(start=now_ms() - 2 * PERIOD - 60_000), new_user_id()  # period 1 ended a minute ago
+    receipt = receipts.app_receipt([receipt_period(receipts, chain, 0)])
+    assert_verify_answer(api.verify(receipt, user_id=user), "delivered")
+    assert chain.row(db)["auto_renew"] == 1  # verifyReceipt's pending_renewal_info: auto_renew_status 1
+
+    # Renewed once, then the next renewal failed: Apple's answer shows period 1 and billing retry.
+    retry = dict(receipt_period(receipts, chain, 1),
+                 pending_renewal={"is_in_billing_retry_period": "1", "auto_renew_status": "1"})
+    apple_now_shows(simulator, receipt, retry)
+    assert_verify_answer(api.verify(receipt, user_id=user, transaction_id=chain.ids[1]), "delivered")
+    row = chain.row(db)
+    assert (row["status"], row["latest_transaction_id"]) == ("billing_retry", chain.ids[1])
+    assert entitled(db, user) == {}
+    assert chain.deliveries(db, 1) == [user]
+    assert [c[0] for c in chain.changes(db)] == ["active", "billing_retry"]

@@ -80,7 +80,9 @@ struct Delivery {
             }
         }
         try EventStore(connection: connection).record(events, at: now)
-        try ShownPeriods(connection: connection).record(input.transactions.transactions, environment: input.environment, at: now)
+        try ShownPeriods(connection: connection).record(
+            input.transactions.transactions, verifyReceiptAnswer: input.appleStatus == nil ? nil : input.appleAnswer,
+            environment: input.environment, at: now)
         return answers
     }
 
