@@ -10,7 +10,7 @@ import MariaDB
 struct Subscriptions: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show, sync or extend auto-renewable subscriptions.",
-        subcommands: [Show.self, SubscriptionsExtend.self, SubscriptionsExtendAll.self])
+        subcommands: [Show.self, SubscriptionsSync.self, SubscriptionsExtend.self, SubscriptionsExtendAll.self])
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(

@@ -45,6 +45,14 @@ struct SubscriptionsExtend: ParsableCommand {
             result: "\(options.asked) (\(environment.rawValue), request \(request.requestIdentifier)): \(outcome)")
         guard case .extended(let effectiveDate) = outcome else { throw AdminError("\(originalTransactionID) \(outcome)") }
         print("\(originalTransactionID)\textended\t\(AppleDate.iso8601(ms: effectiveDate))")
+        guard stored != nil else { return }
+        let sync = SubscriptionSync(query: try ServerAPIAccess.query(), connection: connection, configuration: configuration)
+        do {
+            try sync.run(.chain(originalTransactionID)) { print(SubscriptionsSync.line($0)) }
+        } catch let error as SubscriptionSync.Failure {
+            throw AdminError("extended at Apple, but the chain here was not brought up to date (\(error.error));"
+                + " run `iapctl subscriptions sync` later, or wait for Apple's RENEWAL_EXTENDED notification")
+        }
     }
 }
 

@@ -123,4 +123,33 @@ final class SubscriptionExtensionTests: XCTestCase {
         XCTAssertEqual(SubscriptionStatusesReply.path(transactionID: "42"), "/inApps/v1/subscriptions/42")
         XCTAssertNil(SubscriptionStatusesReply.path(transactionID: "4/2"))
     }
+
+    func testAStatusReadIsAChangeDatedWhenAppleSignedTheRenewalInfo() throws {
+        let period = SubscriptionPeriod(
+            transactionID: "12", originalTransactionID: "11", productID: "vip", purchaseDate: 1_000, expiresDate: 9_000,
+            environment: "Production")
+        let stored = SubscriptionState(startingWith: SubscriptionPeriod(
+            transactionID: "12", originalTransactionID: "11", productID: "vip", purchaseDate: 1_000, expiresDate: 5_000,
+            environment: "Production"))
+        let info = try RenewalInfo(json: XCTUnwrap(JSONParser.parse(Array(
+            #"{"originalTransactionId":"11","autoRenewStatus":0,"expirationIntent":1,"signedDate":7000,"environment":"Production"}"#
+                .utf8)).objectValue))
+        let expired = SubscriptionChange.statusRead(.expired, period: period, renewalInfo: info, transactionSignedDate: 6_500)
+        XCTAssertEqual(expired.kind, .expired(.voluntary))
+        XCTAssertEqual(expired.date, 7_000)
+        guard case .changed(let after, notifiesGame: true) = expired.outcome(from: stored) else { return XCTFail("changed") }
+        XCTAssertEqual(after.status, .expired)
+        XCTAssertEqual(after.expiresAt, 9_000)
+        // An extension shows as the latest period's later expiry, active.
+        let extended = SubscriptionChange.statusRead(.active, period: period, renewalInfo: nil, transactionSignedDate: 6_500)
+        XCTAssertEqual(extended.date, 6_500)
+        guard case .changed(let moved, _) = extended.outcome(from: stored) else { return XCTFail("changed") }
+        XCTAssertEqual(moved.expiresAt, 9_000)
+        XCTAssertEqual(moved.status, .active)
+        XCTAssertEqual(
+            [SubscriptionStatus.gracePeriod, .billingRetry, .revoked].map {
+                SubscriptionChange.statusRead($0, period: period, renewalInfo: nil, transactionSignedDate: 1).kind
+            },
+            [.gracePeriodStarted, .billingRetry, .revoked])
+    }
 }
