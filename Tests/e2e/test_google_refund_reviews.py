@@ -18,6 +18,17 @@ from test_google_notifications import PACKAGE, developer_notification, new_messa
 from test_refund_request_sender import FINAL, add_product, consent, record_consumption
 
 REASON = "REFUND_REASON_UNWANTED"
+POLICIES = ("none", "decline", "grant_full", "grant_prorated", "auto")
+
+
+@pytest.fixture(scope="module")
+def catalog(api, db):
+    """A product of each refund_preference, once the service's catalog (refreshed every 2 s) has them."""
+    products = {policy: add_product(db, policy) for policy in POLICIES}
+    wait_until(lambda: all(api.post_json("/v1/orders", {"user_id": new_user_id(), "product_id": product_id})
+                           .status_code == 201 for product_id in products.values()),
+               10, "the new products in the service's catalog")
+    return products
 
 
 def bought(google, product_id, **fields):
@@ -27,10 +38,10 @@ def bought(google, product_id, **fields):
     return answer.json()
 
 
-def delivered_purchase(api, db, google, policy="none", consented=True, withdrawn=False, consumed=None):
+def delivered_purchase(api, db, google, catalog, policy="none", consented=True, withdrawn=False, consumed=None):
     """A product with `policy`, bought at the double and delivered to a new user here, with the user's
     consent and the game's consumption: (order id at Google, user id)."""
-    product_id, user_id = add_product(db, policy), new_user_id()
+    product_id, user_id = catalog[policy], new_user_id()
     purchase = bought(google, product_id)
     answer = api.post_json("/v1/google/purchases/verify", {
         "package_name": PACKAGE, "product_id": product_id, "purchase_token": purchase["purchase_token"],
@@ -58,10 +69,12 @@ def review_notification(order_id, token, event_time_ms, account_id=None):
     return notification
 
 
-def push_review(api, google, order_id, token, message_id=None, times=1, account_id=None):
-    """Pushes the review (`times` times under one message id, as Pub/Sub may); returns the message id."""
+def push_review(api, google, order_id, token, message_id=None, times=1, account_id=None, age=None):
+    """Pushes the review (`times` times under one message id, as Pub/Sub may), Google having asked `age`
+    (a timedelta) ago; returns the message id."""
     message_id = message_id or new_message_id()
-    event_time_ms = int(datetime.datetime.now(datetime.timezone.utc).timestamp() * 1000)
+    asked = datetime.datetime.now(datetime.timezone.utc) - (age or datetime.timedelta())
+    event_time_ms = int(asked.timestamp() * 1000)
     for _ in range(times):
         body, authorization = signed_push(
             google, review_notification(order_id, token, event_time_ms, account_id), message_id=message_id)
@@ -91,8 +104,8 @@ def expected_body(token, preference, consumed=None, sample=False):
     return body
 
 
-def test_a_review_becomes_one_request_and_one_event_and_gets_one_answer(api, db, google):
-    order_id, user_id = delivered_purchase(api, db, google, policy="decline", consumed=40000)
+def test_a_review_becomes_one_request_and_one_event_and_gets_one_answer(api, db, google, catalog):
+    order_id, user_id = delivered_purchase(api, db, google, catalog, policy="decline", consumed=40000)
     token = open_review(google, order_id)
     message_id = push_review(api, google, order_id, token, times=2)
 
@@ -113,8 +126,8 @@ def test_a_review_becomes_one_request_and_one_event_and_gets_one_answer(api, db,
     assert answer == {"body": expected_body(token, "DECLINE", 40000), "accepted": True}
 
 
-def test_the_same_review_under_another_message_id_changes_nothing(api, db, google):
-    order_id, _ = delivered_purchase(api, db, google)
+def test_the_same_review_under_another_message_id_changes_nothing(api, db, google, catalog):
+    order_id, _ = delivered_purchase(api, db, google, catalog)
     token = open_review(google, order_id)
     push_review(api, google, order_id, token)
     again = push_review(api, google, order_id, token)
@@ -132,8 +145,8 @@ def test_the_same_review_under_another_message_id_changes_nothing(api, db, googl
     ("grant_prorated", 40000, "NEUTRAL"),
     ("auto", 100000, "DECLINE"),
 ])
-def test_each_policy_in_googles_words(api, db, google, policy, consumed, preference):
-    order_id, _ = delivered_purchase(api, db, google, policy=policy, consumed=consumed)
+def test_each_policy_in_googles_words(api, db, google, catalog, policy, consumed, preference):
+    order_id, _ = delivered_purchase(api, db, google, catalog, policy=policy, consumed=consumed)
     token = open_review(google, order_id)
     push_review(api, google, order_id, token)
     answered = settled(db, order_id)
@@ -141,16 +154,26 @@ def test_each_policy_in_googles_words(api, db, google, policy, consumed, prefere
     assert [answer["body"] for answer in answers(google, token)] == [expected_body(token, preference, consumed)]
 
 
-def test_consent_withdrawn_sends_nothing(api, db, google):
-    order_id, _ = delivered_purchase(api, db, google, policy="decline", withdrawn=True, consumed=40000)
+def test_consent_withdrawn_sends_nothing(api, db, google, catalog):
+    order_id, _ = delivered_purchase(api, db, google, catalog, policy="decline", withdrawn=True, consumed=40000)
     token = open_review(google, order_id)
     push_review(api, google, order_id, token)
     assert settled(db, order_id)["status"] == "no_consent"
     assert answers(google, token) == []
 
 
-def test_google_failing_is_retried_and_answered_once(api, db, google):
-    order_id, _ = delivered_purchase(api, db, google, policy="grant_full")
+def test_a_review_past_its_24_hours_is_not_answered(api, db, google, catalog):
+    order_id, _ = delivered_purchase(api, db, google, catalog, policy="decline")
+    token = open_review(google, order_id)
+    push_review(api, google, order_id, token, age=datetime.timedelta(hours=24, minutes=1))
+    answered = settled(db, order_id)
+    assert (answered["status"], answered["attempts"], answered["last_error"]) == (
+        "expired", 0, "deadline passed before a PUT")
+    assert answers(google, token) == []
+
+
+def test_google_failing_is_retried_and_answered_once(api, db, google, catalog):
+    order_id, _ = delivered_purchase(api, db, google, catalog, policy="grant_full")
     token = open_review(google, order_id)
     # The purchase's consume is done first: the next two calls to the API are the review's.
     wait_until(lambda: db.transaction(order_id)["finished_at"], 30, "the purchase consumed at Google")
@@ -165,11 +188,10 @@ def test_google_failing_is_retried_and_answered_once(api, db, google):
     assert calls == [503, 503, 200], calls
 
 
-def test_a_review_of_an_order_not_delivered_here_is_kept_for_support(api, db, google, create_order):
+def test_a_review_of_an_order_not_delivered_here_is_kept_for_support(api, db, google, catalog, create_order):
     """Its user is the one of our order the purchase's obfuscatedAccountId names; the answer says nothing
     was used (consumption 0), and the policy `auto` asks Google to approve."""
-    user_id = new_user_id()
-    product_id = add_product(db, "auto")
+    user_id, product_id = new_user_id(), catalog["auto"]
     our_order = create_order(user_id, product_id)["order_id"]
     consent(db, user_id)
     purchase = bought(google, product_id, obfuscated_account_id=our_order)
@@ -190,3 +212,26 @@ def test_a_review_naming_nobody_here_is_kept_and_left_unanswered(api, db, google
     answered = settled(db, purchase["order_id"])
     assert (answered["status"], answered["user_id"], answered["product_id"]) == ("no_consent", None, "")
     assert answers(google, token) == []
+
+
+def test_a_review_another_instance_holds_is_passed_over(api, db, google, catalog):
+    """Written as the push writes it but leased by another instance for an hour, and older than a free
+    review: a sender that leased it regardless would have answered it first."""
+    held_order, user_id = delivered_purchase(api, db, google, catalog, policy="grant_full")
+    held_token, message_id = open_review(google, held_order), new_message_id()
+    db.execute("INSERT INTO google_notifications (message_id, package_name, kind, order_id, event_time, received_at, "
+               "effect) VALUES (%s, %s, 'pendingRefundReview', %s, UTC_TIMESTAMP(3), UTC_TIMESTAMP(3), "
+               "'refund_requested')", message_id, PACKAGE, held_order)
+    db.execute("INSERT INTO consumption_requests (store, transaction_id, original_transaction_id, google_message_id, "
+               "pending_refund_token, order_id, environment, user_id, product_id, requested_at, deadline_at, "
+               "created_at, lease_expires_at) VALUES ('google_play', %s, %s, %s, %s, %s, 'Production', %s, %s, "
+               "UTC_TIMESTAMP(3), UTC_TIMESTAMP(3) + INTERVAL 1 DAY, UTC_TIMESTAMP(3), "
+               "UTC_TIMESTAMP(3) + INTERVAL 1 HOUR)",
+               held_order, held_order, message_id, held_token, held_order, user_id, catalog["grant_full"])
+    lease = requests_of(db, held_order)[0]["lease_expires_at"]
+    free_order, _ = delivered_purchase(api, db, google, catalog, policy="grant_full")
+    push_review(api, google, free_order, open_review(google, free_order))
+    assert settled(db, free_order)["status"] == "sent"
+    [untouched] = requests_of(db, held_order)
+    assert (untouched["status"], untouched["attempts"], untouched["lease_expires_at"]) == ("pending", 0, lease)
+    assert answers(google, held_token) == []
