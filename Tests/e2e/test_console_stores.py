@@ -13,10 +13,12 @@ import uuid
 import pytest
 import requests
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
 
 from support import PAY_6, assert_verify_answer, new_user_id
 from test_console import (add_staff, browser_factory, click, console_url, fresh_login_failures, login,  # noqa: F401
                           notice, search, session_client, table_text)
+from test_subscriptions_iapctl import sim_received, subscribed
 
 PACKAGE = "com.example.game"
 
@@ -135,7 +137,7 @@ def test_each_subscription_chain_with_its_status_and_entitlement_now(viewer_brow
     assert rows["grace"][6], "the grace period's end is shown"
     for name in ("lapsed", "retry", "expired"):
         assert rows[name][9] == "no", (name, rows[name])
-    assert "no renewal has arrived" in rows["lapsed"][-1], rows["lapsed"]
+    assert "no renewal has arrived" in rows["lapsed"][10], rows["lapsed"]
     assert rows["expired"][4] == "expired" and rows["expired"][7] == "off" and rows["expired"][8] == "VOLUNTARY"
 
 
@@ -148,3 +150,44 @@ def test_reports_chart_revenue_by_store(viewer_browser, api, db, google):
     bar = f"{row['day']} Google Play {PAY_6} {row['currency']}: {row['deliveries']}</title>"
     assert bar in driver.page_source, "the deliveries chart's Google Play bar of today is the view's figure"
     assert "Production net revenue per day, by store and currency" in driver.page_source
+
+
+def test_an_admin_extends_a_chain_at_apple_and_a_support_role_may_not(browser_factory, api, db, simulator):  # noqa: F811
+    """A chain made at the simulator and delivered by its JWS (test_subscriptions_iapctl's `subscribed`)."""
+    user_id = new_user_id()
+    chain = subscribed(api, simulator, user_id)["original_transaction_id"]
+    form = {"action": "subscription_extend", "user": user_id, "target": chain, "value": "3", "reason": "3"}
+
+    support_client, csrf = session_client(add_staff("support"))
+    page = support_client.get(console_url() + "/console/player", params={"user": user_id}, timeout=30).text
+    assert chain in page and "extend-button" not in page, "no extension form for support"
+    for path in ("/console/confirm", "/console/act"):
+        answer = support_client.post(console_url() + path, data=dict(form, csrf=csrf), timeout=30)
+        assert answer.status_code == 403 and "may not do this" in answer.text, (path, answer.status_code)
+
+    admin = add_staff("admin")
+    driver = browser_factory()
+    login(driver, admin)
+    search(driver, "user", user_id)
+    row = f"//table[@id='subscriptions']//tr[td[contains(., '{chain}')]]"
+    driver.find_element(By.XPATH, row + "//input[@name='value']").send_keys("3")
+    Select(driver.find_element(By.XPATH, row + "//select[@name='reason']")).select_by_value("3")
+    click(driver, By.XPATH, row + "//button")
+    assert "renewal date" in driver.find_element(By.ID, "question").text
+    assert sim_received(simulator) == [], "nothing asked of Apple before confirming"
+    click(driver, By.ID, "confirm")
+    result = driver.find_element(By.ID, "result").text
+    assert result.startswith("3 days, reason 3 (Production, request ") and "extended: expires" in result, result
+    assert [(r["method"], r["body"]["extendByDays"], r["body"]["extendReasonCode"], r["status"])
+            for r in sim_received(simulator)] == [("PUT", 3, 3, 200)]
+
+    admin_client, admin_csrf = session_client(admin)
+    answer = admin_client.post(console_url() + "/console/act", data=dict(form, csrf=admin_csrf, value="91"), timeout=30)
+    assert "refused: days must be 1 to 90" in answer.text, answer.text[:500]
+    assert len(sim_received(simulator)) == 1, "a refused extension never reaches Apple"
+
+    rows = db.query("SELECT staff_name, action, user_id, client_ip, result FROM staff_audit WHERE target = %s"
+                    " ORDER BY audit_id", chain)
+    assert [(r["staff_name"], r["action"], r["user_id"], r["client_ip"]) for r in rows] == [
+        (admin, "subscription_extend", user_id, "127.0.0.1")] * 2, rows
+    assert rows[0]["result"] == result and rows[1]["result"].startswith("refused: days must be 1 to 90")

@@ -6,7 +6,8 @@ public enum StaffRole: String, CaseIterable, Comparable, Sendable {
     /// Also acts for a player: delivers what Apple's lookup shows, redelivers an event,
     /// sends a refund request's answer now.
     case support
-    /// Also sets the review version and the sandbox users, and manages staff.
+    /// Also sets the review version and the sandbox users, manages staff, and extends a subscription's
+    /// renewal date at Apple.
     case admin
 
     public static func < (lhs: StaffRole, rhs: StaffRole) -> Bool {
@@ -26,11 +27,13 @@ public enum StaffAction: String, CaseIterable, Sendable {
     case sandboxUsers = "sandbox_users"
     case staffAdd = "staff_add"
     case staffDisable = "staff_disable"
+    /// Named as `iapctl subscriptions extend` names its rows, so that both read the same in the audit.
+    case extendSubscription = "subscription_extend"
 
     public var requiredRole: StaffRole {
         switch self {
         case .deliverLookup, .redeliverEvent, .sendRefundAnswer: return .support
-        case .reviewVersion, .sandboxUsers, .staffAdd, .staffDisable: return .admin
+        case .reviewVersion, .sandboxUsers, .staffAdd, .staffDisable, .extendSubscription: return .admin
         }
     }
 
@@ -44,6 +47,9 @@ public enum StaffAction: String, CaseIterable, Sendable {
         case .sandboxUsers: return "Replace the sandbox users (testers whose sandbox purchases are honoured)?"
         case .staffAdd: return "Create this staff account?"
         case .staffDisable: return "Disable this staff account (its sessions end)?"
+        case .extendSubscription:
+            return "Ask Apple to push this subscription's renewal date back by these days, at no charge to the player?"
+                + " (Apple allows 1 to 90 days, and two extensions of a subscription in 365 days.)"
         }
     }
 }

@@ -15,6 +15,8 @@ struct ConsoleActions {
         let value: String
         let role: String
         let password: String
+        /// Apple's `extendReasonCode` of a subscription extension (`value` holds its days).
+        let reason: String
     }
 
     let connection: MariaDBConnection
@@ -41,6 +43,7 @@ struct ConsoleActions {
             case .sendRefundAnswer: return try audited(action, request, audit) { try sendRefundAnswer(request.target) }
             case .reviewVersion: return try audited(action, request, audit) { try setReviewVersion(request.value) }
             case .sandboxUsers: return try audited(action, request, audit) { try setSandboxUsers(request.value) }
+            case .extendSubscription: return try extendSubscription(request, audit)
             }
         } catch let failure as StaffStore.Failure {
             return try recordedAlone(action, request, "refused: \(failure.description)", audit)

@@ -122,6 +122,10 @@ struct ConsolePages {
             "asksPassword": request.action == .staffAdd,
         ]
         if let user = request.userID { context["user"] = user }
+        if request.action == .extendSubscription {
+            context["reason"] = request.reason
+            context["reasonLabel"] = Int(request.reason).flatMap(SubscriptionExtensionReason.init).map(Self.label) ?? request.reason
+        }
         return page("Confirm", "confirm", context)
     }
 
@@ -138,7 +142,17 @@ struct ConsolePages {
         guard let action = form["action"].flatMap(StaffAction.init), let target = form.text("target") else { return nil }
         return ConsoleActions.Request(
             action: action, userID: form.text("user"), target: target, value: form["value"] ?? "", role: form["role"] ?? "",
-            password: form["password"] ?? "")
+            password: form["password"] ?? "", reason: form["reason"] ?? "")
+    }
+
+    /// Apple's reason codes as the extension form offers them.
+    static func label(_ reason: SubscriptionExtensionReason) -> String {
+        switch reason {
+        case .undeclared: return "0: undeclared"
+        case .customerSatisfaction: return "1: customer satisfaction"
+        case .other: return "2: other"
+        case .serviceIssueOrOutage: return "3: service issue or outage"
+        }
     }
 
     private func back(_ request: ConsoleActions.Request) -> String {

@@ -133,7 +133,7 @@ struct ConsolePlayerQueries {
                 "receivedAt": row[4] ?? "", "effect": row[5] ?? "",
             ]
         }
-        let subscriptions = try subscriptionChains(userID)
+        let subscriptions = try subscriptionChains(userID, csrf: csrf, mayExtend: role.may(.extendSubscription))
         let receipts = try connection.execute(
             """
             SELECT receipt_id, kind, transaction_id, environment, apple_status, received_at, client_ip,
@@ -166,9 +166,11 @@ struct ConsolePlayerQueries {
     }
 
     /// The player's subscription chains, each with whether the `entitlements` view lists it now (the view
-    /// decides, so that the page says what the game's own query says).
-    private func subscriptionChains(_ userID: String) throws -> [[String: Any]] {
-        try connection.execute(
+    /// decides, so that the page says what the game's own query says), and for an admin the form that extends
+    /// an App Store chain at Apple.
+    private func subscriptionChains(_ userID: String, csrf: String, mayExtend: Bool) throws -> [[String: Any]] {
+        let reasons = SubscriptionExtensionReason.allCases.map { ["code": $0.rawValue, "label": ConsolePages.label($0)] as [String: Any] }
+        return try connection.execute(
             """
             SELECT s.original_transaction_id, s.store, s.product_id, s.environment, s.status, s.expires_at,
                    s.grace_period_expires_at, s.auto_renew, s.auto_renew_product_id, s.expiration_intent,
@@ -191,6 +193,7 @@ struct ConsolePlayerQueries {
                 "gracePeriodExpiresAt": row[6] ?? "", "autoRenew": autoRenew, "expirationIntent": row[9] ?? "",
                 "latestTransactionID": row[10] ?? "",
                 "entitled": entitledUntil.map { "yes, until \($0)" } ?? "no",
+                "canExtend": mayExtend && row[1] == "app_store", "reasons": reasons, "csrf": csrf, "userID": userID,
                 "explanation": StateExplanation.subscription(row[4] ?? "", entitled: entitledUntil != nil),
             ]
         }

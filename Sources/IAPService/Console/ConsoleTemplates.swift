@@ -58,8 +58,10 @@ enum ConsoleTemplates {
             {{#transactions}}<tr><td><span class="store{{#isGoogle}} google{{/isGoogle}}">{{store}}</span>{{#tokenPrefix}}<br><code title="the purchase token's first characters">{{tokenPrefix}}</code>{{/tokenPrefix}}</td><td class="transaction">{{transactionID}}</td><td>{{originalTransactionID}}</td><td class="product">{{productID}}</td><td class="quantity">{{quantity}}</td><td>{{environment}}</td><td class="state">{{state}}</td><td>{{purchaseDate}}</td><td>{{deliveredAt}}</td><td>{{cancellationDate}}</td><td class="explain">{{explanation}}</td></tr>{{/transactions}}
             </table>
             <h2>Subscriptions</h2>
-            <table id="subscriptions"><tr><th>Store</th><th>Chain (original)</th><th>Product</th><th>Env.</th><th>Status</th><th>Expires</th><th>Grace period ends</th><th>Auto-renew</th><th>Expiry reason</th><th>Entitled now</th><th>Meaning</th></tr>
-            {{#subscriptions}}<tr><td>{{store}}</td><td class="chain">{{originalTransactionID}}</td><td class="product">{{productID}}</td><td>{{environment}}</td><td class="status">{{status}}</td><td>{{expiresAt}}</td><td>{{gracePeriodExpiresAt}}</td><td>{{autoRenew}}</td><td>{{expirationIntent}}</td><td class="entitled">{{entitled}}</td><td class="explain">{{explanation}}</td></tr>{{/subscriptions}}
+            <table id="subscriptions"><tr><th>Store</th><th>Chain (original)</th><th>Product</th><th>Env.</th><th>Status</th><th>Expires</th><th>Grace period ends</th><th>Auto-renew</th><th>Expiry reason</th><th>Entitled now</th><th>Meaning</th><th></th></tr>
+            {{#subscriptions}}<tr><td>{{store}}</td><td class="chain">{{originalTransactionID}}</td><td class="product">{{productID}}</td><td>{{environment}}</td><td class="status">{{status}}</td><td>{{expiresAt}}</td><td>{{gracePeriodExpiresAt}}</td><td>{{autoRenew}}</td><td>{{expirationIntent}}</td><td class="entitled">{{entitled}}</td><td class="explain">{{explanation}}</td>
+            <td>{{#canExtend}}<form method="post" action="/console/confirm" class="extend"><input type="hidden" name="csrf" value="{{csrf}}"><input type="hidden" name="action" value="subscription_extend"><input type="hidden" name="user" value="{{userID}}"><input type="hidden" name="target" value="{{originalTransactionID}}">
+            <label>Days <input name="value" class="extend-days" type="number" min="1" max="90" required></label> <label>Reason <select name="reason" class="extend-reason">{{#reasons}}<option value="{{code}}">{{label}}</option>{{/reasons}}</select></label> <button type="submit" class="extend-button">Extend…</button></form>{{/canExtend}}</td></tr>{{/subscriptions}}
             </table>
             <h2>Orders</h2>
             <table id="orders"><tr><th>Order</th><th>Product</th><th>Price</th><th>Status</th><th>Origin</th><th>Created</th><th>Meaning</th></tr>
@@ -106,11 +108,11 @@ enum ConsoleTemplates {
             """,
         "confirm": """
             <p id="question">{{question}}</p>
-            <dl>{{#user}}<dt>Player</dt><dd>{{user}}</dd>{{/user}}<dt>Target</dt><dd id="confirm-target">{{target}}</dd>{{#value}}<dt>Value</dt><dd>{{value}}</dd>{{/value}}</dl>
+            <dl>{{#user}}<dt>Player</dt><dd>{{user}}</dd>{{/user}}<dt>Target</dt><dd id="confirm-target">{{target}}</dd>{{#value}}<dt>Value</dt><dd>{{value}}</dd>{{/value}}{{#reasonLabel}}<dt>Reason</dt><dd>{{reasonLabel}}</dd>{{/reasonLabel}}</dl>
             <form method="post" action="/console/act"><input type="hidden" name="csrf" value="{{csrf}}">
             <input type="hidden" name="action" value="{{action}}"><input type="hidden" name="user" value="{{user}}">
             <input type="hidden" name="target" value="{{target}}"><input type="hidden" name="value" value="{{value}}">
-            <input type="hidden" name="role" value="{{role}}">
+            <input type="hidden" name="role" value="{{role}}"><input type="hidden" name="reason" value="{{reason}}">
             {{#asksPassword}}<label>Password of the new account <input name="password" id="confirm-password" type="password" autocomplete="new-password" required></label>{{/asksPassword}}
             <button type="submit" id="confirm">Confirm</button> <a href="{{back}}">Cancel</a></form>
             """,
