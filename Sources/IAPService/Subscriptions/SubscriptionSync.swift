@@ -29,7 +29,8 @@ public struct SubscriptionSync {
         public let status: SubscriptionStatus?
         /// Its expiry afterwards, ms since 1970 UTC.
         public let expiresAt: Int64?
-        /// `changed`, `unchanged`, `stale` (Apple's state is older than what is stored), or why it was refused.
+        /// `changed` (its status, expiry or auto-renewal: the game is told), `unchanged`, `stale` (Apple's state
+        /// is older than what is stored), or why it was refused.
         public let result: String
     }
 
@@ -137,9 +138,10 @@ public struct SubscriptionSync {
             let after = try store.locked(item.originalTransactionID)?.state
             let result: String
             switch outcome {
-            case .changed?: result = "changed"
+            // Only what the game sees counts: each read is signed anew, so its date alone moves.
+            case .changed(_, notifiesGame: true)?: result = "changed"
             case .stale?: result = "stale"
-            case .unchanged?, .noChain?, nil: result = "unchanged"
+            case .changed(_, notifiesGame: false)?, .unchanged?, .noChain?, nil: result = "unchanged"
             }
             return ChainResult(
                 originalTransactionID: item.originalTransactionID, status: after?.status, expiresAt: after?.expiresAt,
