@@ -3,6 +3,8 @@ moved by notifications, JWS and receipts in the order of their dates, every rene
 the chain's first delivery, a `subscription_changed` event when the status, expiry or auto-renewal changes, and the
 `entitlements` view right as time passes. Notifications are signed by the simulator's code with the stack's PKI,
 the renewal info shaped by Tests/Simulator/subscription_notifications.py."""
+import os
+import re
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 
@@ -395,3 +397,29 @@ def test_verify_receipts_pending_renewal_info_says_what_renews_and_a_billing_ret
     assert entitled(db, user) == {}
     assert chain.deliveries(db, 1) == [user]
     assert [c[0] for c in chain.changes(db)] == ["active", "billing_retry"]
+
+
+def scraped_subscriptions():
+    """iap_subscriptions{status} and iap_subscriptions_entitled as /metrics shows them now."""
+    text = requests.get(f"http://{os.environ['IAP_METRICS_LISTEN']}/metrics", timeout=10).text
+    counts = {status: float(value) for status, value in
+              re.findall(r'^iap_subscriptions\{status="(\w+)"\} (\S+)$', text, re.MULTILINE)}
+    entitled = re.search(r"^iap_subscriptions_entitled (\S+)$", text, re.MULTILINE)
+    return counts, float(entitled.group(1)) if entitled else None
+
+
+def test_metrics_count_the_chains_by_status_and_those_entitled_now(api, db):
+    chain, user = Chain(), new_user_id()
+    subscribe(api, db, chain, user)
+    send(api, "REVOKE", refunded(chain.period(0), revocation_ms=now_ms()))
+    assert chain.row(db)["status"] == "revoked"
+
+    def matches_the_table():
+        counts, entitled = scraped_subscriptions()
+        stored = {row["status"]: row["n"] for row in db.query(
+            "SELECT status, COUNT(*) AS n FROM subscriptions GROUP BY status")}
+        return (set(counts) == {"active", "grace_period", "billing_retry", "expired", "revoked"}
+                and all(counts[status] == stored.get(status, 0) for status in counts)
+                and entitled == db.scalar("SELECT COUNT(*) FROM entitlements"))
+    wait_until(matches_the_table, 60, "iap_subscriptions{status} and iap_subscriptions_entitled as the table says")
+    assert scraped_subscriptions()[0]["revoked"] >= 1

@@ -47,6 +47,7 @@ final class MetricsEndpoint: Sendable {
         let backlog = RetryBacklogProbe(connection: connection)
         let webhookBacklog = webhook ? WebhookBacklogProbe(connection: connection) : nil
         let refundRequests = RefundRequestProbe(connection: connection)
+        let subscriptions = SubscriptionProbe(connection: connection)
         startThread(named: "metrics") { [self] in
             var nextBacklogNs: UInt64 = 0
             var backlogFailing = false
@@ -61,6 +62,7 @@ final class MetricsEndpoint: Sendable {
                         ServiceMetrics.webhookOldestPendingAge(seconds: read.oldestPendingSeconds)
                     }
                     try? refundRequests.read()
+                    try? subscriptions.read()
                     nextBacklogNs = Clock.monotonicNanoseconds() + Self.backlogIntervalMs * 1_000_000
                 }
                 let waitMs = (nextBacklogNs - min(nextBacklogNs, Clock.monotonicNanoseconds())) / 1_000_000 + 1
