@@ -14,7 +14,8 @@ import pytest
 import requests
 
 from support import assert_verify_answer, new_user_id, wait_until
-from test_google_notifications import PACKAGE, developer_notification, new_message_id, push, signed_push, stored
+from test_google_notifications import (PACKAGE, developer_notification, new_message_id, push, signed_push, stored,
+                                       voided)
 from test_refund_request_sender import FINAL, add_product, consent, record_consumption
 
 REASON = "REFUND_REASON_UNWANTED"
@@ -235,3 +236,16 @@ def test_a_review_another_instance_holds_is_passed_over(api, db, google, catalog
     [untouched] = requests_of(db, held_order)
     assert (untouched["status"], untouched["attempts"], untouched["lease_expires_at"]) == ("pending", 0, lease)
     assert answers(google, held_token) == []
+
+
+def test_googles_refund_after_a_review_is_its_outcome(api, db, google, catalog):
+    order_id, _ = delivered_purchase(api, db, google, catalog, policy="grant_full")
+    token = open_review(google, order_id)
+    push_review(api, google, order_id, token)
+    assert settled(db, order_id)["status"] == "sent"
+    purchase_token = db.transaction(order_id)["purchase_token"]
+    body, authorization = signed_push(google, voided(purchase_token, order_id))
+    assert push(api, body, authorization).status_code == 204
+    [request] = requests_of(db, order_id)
+    assert (request["status"], request["outcome"]) == ("sent", "refunded"), request
+    assert request["outcome_at"] is not None

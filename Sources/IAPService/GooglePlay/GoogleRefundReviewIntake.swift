@@ -75,6 +75,19 @@ struct GoogleRefundReviewIntake {
         return .refundRequested
     }
 
+    /// Google refunded the order (in whole or in part) at `refundedAtMs`: its reviews not yet decided
+    /// get the outcome `refunded`, so an operator sees what answering did, and a review still pending is
+    /// closed unanswered by the sender (no answer counts any more). Run in the database transaction
+    /// that applies the refund, after it locked the purchase row.
+    func noteRefunded(orderID: String, refundedAtMs: Int64) throws(MariaDBError) {
+        try connection.execute(
+            """
+            UPDATE consumption_requests SET outcome = 'refunded', outcome_at = ?
+            WHERE transaction_id = ? AND store = 'google_play' AND outcome IS NULL
+            """,
+            [.text(AppleDate.sqlDateTime(ms: refundedAtMs)), .text(orderID)])
+    }
+
     /// Whether a request of the order already carries this review's token, its rows locked until the
     /// database transaction ends (the order's purchase row is locked first, when there is one).
     private func isRecorded(_ review: Review) throws(MariaDBError) -> Bool {

@@ -57,6 +57,10 @@ struct GoogleVoidedPurchaseLedger {
                 orderID: takesBack ? purchase.orderID : nil, at: now)
             if takesBack { try recordRefundedEvent(purchase, refundedQuantity: refundedQuantity, at: voided, now: now) }
         }
+        if refund != .unchanged {
+            try GoogleRefundReviewIntake(connection: connection).noteRefunded(
+                orderID: purchase.transactionID, refundedAtMs: voided.voidedTimeMilliseconds)
+        }
         return .applied(transactionID: purchase.transactionID, quantity: purchase.quantity, refund)
     }
 
