@@ -9,6 +9,7 @@ final class ConsolePolicyTests: XCTestCase {
             (.support, .deliverLookup, true), (.support, .redeliverEvent, true), (.support, .sendRefundAnswer, true),
             (.support, .reviewVersion, false), (.support, .sandboxUsers, false), (.support, .staffAdd, false),
             (.admin, .staffAdd, true), (.admin, .staffDisable, true), (.admin, .deliverLookup, true),
+            (.support, .extendSubscription, false), (.admin, .extendSubscription, true),
         ]
         for (role, action, allowed) in table {
             XCTAssertEqual(role.may(action), allowed, "\(role) \(action)")
@@ -41,6 +42,26 @@ final class ConsolePolicyTests: XCTestCase {
         XCTAssertFalse(ConsoleSearch.transactionID.accepts("12 34"))
         XCTAssertTrue(ConsoleSearch.appleOrderID.accepts("MK5TTTVWJH"))
         XCTAssertFalse(ConsoleSearch.appleOrderID.accepts("MK5/../x"))
+        XCTAssertTrue(ConsoleSearch.transactionID.accepts("GPA.3312-4416-0925-51234"), "Google's ids are transaction ids here")
+        XCTAssertTrue(ConsoleSearch.transactionID.accepts("GP-0123456789abcdef0123456789abcdef"))
+        XCTAssertTrue(ConsoleSearch.googleOrderID.accepts("GPA.3312-4416-0925-51234"))
+        XCTAssertTrue(ConsoleSearch.googleOrderID.accepts("GPA.3312-4416-0925-51234..2"), "a renewal's")
+        for text in ["GPA.", "gpa.3312", "3312-4416", "GPA.33 12", "GPA.12<b>", "GPA." + String(repeating: "1", count: 61)] {
+            XCTAssertFalse(ConsoleSearch.googleOrderID.accepts(text), text)
+        }
+        XCTAssertTrue(ConsoleSearch.purchaseToken.accepts("opaque-token.AO-J1Oz_x"))
+        XCTAssertFalse(ConsoleSearch.purchaseToken.accepts("with space"))
+        XCTAssertFalse(ConsoleSearch.purchaseToken.accepts(String(repeating: "t", count: 4097)))
+        XCTAssertEqual(ConsoleSearch.allCases.filter(\.isSecret), [.purchaseToken], "only the token stays out of addresses")
+    }
+
+    func testStoreLabelsShowATokensPrefixAndARefundedQuantity() {
+        XCTAssertEqual(StoreLabels.name("google_play"), "Google Play")
+        XCTAssertEqual(StoreLabels.name("app_store"), "App Store")
+        XCTAssertEqual(StoreLabels.tokenPrefix("abcdefghijklmnop"), "abcdefgh…")
+        XCTAssertEqual(StoreLabels.tokenPrefix(nil), "")
+        XCTAssertEqual(StoreLabels.quantity("3", refunded: "1"), "3 (1 refunded)")
+        XCTAssertEqual(StoreLabels.quantity("3", refunded: "0"), "3")
     }
 
     func testFormFieldsAndCookies() {
@@ -73,6 +94,19 @@ final class ConsolePolicyTests: XCTestCase {
             XCTAssertFalse(StateExplanation.event(status).hasPrefix("Status "), status)
         }
         XCTAssertTrue(StateExplanation.refundRequest("sent", outcome: "declined").hasSuffix("Apple declined the refund."))
+        XCTAssertEqual(
+            StateExplanation.refundRequest("expired", outcome: "refunded", store: "google_play"),
+            "No answer of ours was accepted in time: Google's 24 hours passed, or Google decided first. Google refunded the purchase.")
+        XCTAssertTrue(StateExplanation.transaction("refunded", store: "google_play").hasPrefix("Refunded by Google:"))
+        XCTAssertTrue(
+            StateExplanation.transaction("delivered", store: "google_play", quantity: 3, refundedQuantity: 2)
+                .contains("refunded 2 of 3"))
+        for status in ["active", "grace_period", "billing_retry", "expired", "revoked"] {
+            XCTAssertFalse(StateExplanation.subscription(status, entitled: false).hasPrefix("Status "), status)
+        }
+        XCTAssertNotEqual(
+            StateExplanation.subscription("active", entitled: true), StateExplanation.subscription("active", entitled: false),
+            "an active chain past its expiry is explained as not entitled")
         XCTAssertEqual(StateExplanation.audit(appleStatus: "21003", verified: true, refusedReason: nil),
                        "Apple answered status 21003: not a valid purchase.")
     }
