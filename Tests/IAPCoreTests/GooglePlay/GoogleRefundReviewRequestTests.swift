@@ -48,6 +48,19 @@ final class GoogleRefundReviewRequestTests: XCTestCase {
     }
 }
 
+final class GoogleRefundReviewPlanTests: XCTestCase {
+    func testAReviewOfAConfiguredPackageIsARefundRequestAndAnotherPackagesIsIgnored() {
+        let review = GoogleDeveloperNotification.Kind.pendingRefundReview(
+            pendingRefundToken: "prt-abc", orderID: "GPA.1", refundReason: "REASON", obfuscatedAccountID: "acc")
+        let ours = GoogleDeveloperNotification(packageName: "com.example.game", eventTimeMilliseconds: 1, kind: review)
+        XCTAssertEqual(
+            GoogleNotificationPlan.plan(ours, packages: ["com.example.game"]),
+            .refundReview(pendingRefundToken: "prt-abc", orderID: "GPA.1", reason: "REASON", obfuscatedAccountID: "acc"))
+        XCTAssertEqual(GoogleNotificationPlan.plan(ours, packages: ["com.example.other"]), .store(.ignored))
+        XCTAssertEqual(GoogleNotificationEffect.refundRequested.rawValue, "refund_requested")
+    }
+}
+
 final class GoogleRefundReviewReplyTests: XCTestCase {
     private let now: Int64 = 1_800_000_000_000
     private var deadline: Int64 { now + 3_600_000 }
