@@ -5,9 +5,10 @@ shows each purchase's store, a Google purchase's refunded quantity, Google's ref
 refund requests, and each subscription chain with its status and whether the `entitlements` view lists it
 now; the reports chart revenue by store. Same browser and helpers as test_console.py.
 
-Rows no route writes yet are written in SQL, as the other console tests write theirs: a quantity-based
-partial refund (`transactions.refunded_quantity`), a Google refund review (`consumption_requests` of store
-google_play, made `failed` so that the stack's sender leaves it alone) and the `subscriptions` rows."""
+The Google purchase, its partial refund and its refund review come through the real routes (verify, a
+voidedPurchaseNotification refundType 2, a pendingRefundReviewNotification, all against the Google Play
+double); the `subscriptions` rows of many statuses are written in SQL, the extended chain is the
+simulator's, delivered by its JWS."""
 import uuid
 
 import pytest
@@ -18,6 +19,8 @@ from selenium.webdriver.support.ui import Select
 from support import PAY_6, assert_verify_answer, new_user_id
 from test_console import (add_staff, browser_factory, click, console_url, fresh_login_failures, login,  # noqa: F401
                           notice, search, session_client, table_text)
+from test_google_refund_reviews import open_review, push_review
+from test_google_refunds import pushed_partial_refund, void_at_google
 from test_subscriptions_iapctl import sim_received, subscribed
 
 PACKAGE = "com.example.game"
@@ -34,19 +37,6 @@ def google_purchase(api, google, user_id, quantity=1):
         "package_name": PACKAGE, "product_id": PAY_6, "purchase_token": token, "user_id": user_id})
     [entry] = assert_verify_answer(answer, "delivered")["transactions"]
     return entry["transaction_id"], token
-
-
-def google_refund_review(db, transaction_id, user_id):
-    """A pendingRefundReviewNotification's row, as the refund review intake writes it (failed: no sender
-    takes it)."""
-    db.execute(
-        "INSERT INTO consumption_requests (store, transaction_id, original_transaction_id, google_message_id,"
-        " pending_refund_token, order_id, environment, user_id, product_id, reason, requested_at, deadline_at,"
-        " status, attempts, last_error, created_at)"
-        " VALUES ('google_play', %s, %s, %s, %s, %s, 'Production', %s, %s, 'REFUND_REASON_OTHER', UTC_TIMESTAMP(3),"
-        " UTC_TIMESTAMP(3) + INTERVAL 24 HOUR, 'failed', 1, 'HTTP 400 invalidValue', UTC_TIMESTAMP(3))",
-        transaction_id, transaction_id, str(uuid.uuid4().int % 10**16), "prt-" + uuid.uuid4().hex, transaction_id,
-        user_id, PAY_6)
 
 
 @pytest.fixture(scope="module")
@@ -68,8 +58,10 @@ def test_a_google_purchase_found_by_its_order_id_with_its_store_partial_refund_a
     user_id = new_user_id()
     transaction_id, token = google_purchase(api, google, user_id, quantity=3)
     assert transaction_id.startswith("GPA."), transaction_id
-    db.execute("UPDATE transactions SET refunded_quantity = 1 WHERE transaction_id = %s", transaction_id)
-    google_refund_review(db, transaction_id, user_id)
+    void_at_google(google, token, quantity=1)
+    _, response = pushed_partial_refund(api, google, token, transaction_id)
+    assert response.status_code == 204, response.text
+    push_review(api, google, transaction_id, open_review(google, transaction_id))
 
     search(driver, "google_order", transaction_id)
     assert driver.find_element(By.ID, "user-id").text == user_id, notice(driver)
@@ -78,9 +70,11 @@ def test_a_google_purchase_found_by_its_order_id_with_its_store_partial_refund_a
     assert row[4] == "3 (1 refunded)", row
     assert "Google then refunded 1 of 3" in row[-1], row
     review = cells(driver, "refund-requests", transaction_id)
-    assert review[1] == "Google Play" and review[3] == "REFUND_REASON_OTHER", review
-    assert "Google refused our answer" in review[-2], review
+    assert review[1] == "Google Play" and review[3] == "REFUND_REASON_UNWANTED", review
+    assert review[-2].endswith("Google has not decided yet."), review
     assert "Google Play" in table_text(driver, "events")
+    notifications = table_text(driver, "google-notifications")
+    assert "pendingRefundReview" in notifications and "partly_refunded" in notifications, notifications
     assert token not in driver.page_source, "a purchase token is never shown whole"
 
 
