@@ -68,6 +68,10 @@ public struct WebhookEvent: Equatable, Sendable {
             self.reason = reason
             self.deadlineAtMs = deadlineAtMs
         }
+
+        var members: JSONObject {
+            ["reason": .optionalString(reason), "deadline_at": .string(AppleDate.iso8601(ms: deadlineAtMs))]
+        }
     }
 
     /// What a `subscription_changed` event adds: the chain's state after the change.
@@ -85,6 +89,15 @@ public struct WebhookEvent: Equatable, Sendable {
             self.expiresAtMs = expiresAtMs
             self.autoRenew = autoRenew
             self.originalTransactionID = originalTransactionID
+        }
+
+        var members: JSONObject {
+            [
+                "status": .string(status),
+                "expires_at": .optionalString(expiresAtMs.map(AppleDate.iso8601(ms:))),
+                "auto_renew": autoRenew.map { .bool($0) } ?? .null,
+                "original_transaction_id": .string(originalTransactionID),
+            ]
         }
     }
 
@@ -149,27 +162,13 @@ public struct WebhookEvent: Equatable, Sendable {
                 "status": .optionalString(order.status),
             ]),
         ]
-        if type == .refundRequested {
-            members.members.append((
-                key: "refund_request",
-                value: refundRequest.map {
-                    JSONValue.object([
-                        "reason": .optionalString($0.reason),
-                        "deadline_at": .string(AppleDate.iso8601(ms: $0.deadlineAtMs)),
-                    ])
-                } ?? .null))
-        }
-        if type == .subscriptionChanged {
-            members.members.append((
-                key: "subscription",
-                value: subscription.map {
-                    JSONValue.object([
-                        "status": .string($0.status),
-                        "expires_at": .optionalString($0.expiresAtMs.map(AppleDate.iso8601(ms:))),
-                        "auto_renew": $0.autoRenew.map { .bool($0) } ?? .null,
-                        "original_transaction_id": .string($0.originalTransactionID),
-                    ])
-                } ?? .null))
+        switch type {
+        case .refundRequested:
+            members.members.append((key: "refund_request", value: refundRequest.map { .object($0.members) } ?? .null))
+        case .subscriptionChanged:
+            members.members.append((key: "subscription", value: subscription.map { .object($0.members) } ?? .null))
+        case .delivered, .refunded, .refundReversed:
+            break
         }
         return JSONValue.object(members).serialized()
     }
