@@ -1,5 +1,6 @@
 import CFastCGI
 import Glibc
+import Synchronization
 
 /// The socket nginx connects to: inherited on fd 0 (spawn-fcgi, systemd), or
 /// one that the process opens itself.
@@ -60,7 +61,7 @@ public final class FastCGIListener: Sendable {
     /// nil once `stopAccepting()` was called. Safe to call from several threads
     /// at once, each getting its own request.
     public func accept() -> FastCGIExchange? {
-        while !FastCGIListener.isStopping.load() {
+        while !FastCGIListener.isStopping.load(ordering: .acquiring) {
             // The timeout only bounds how long a thread takes to see the stop flag.
             let ready = CFastCGI_epoll_wait_one(poller, 1000)
             if ready < 0 || ready == stopPipe.read { continue }
@@ -105,7 +106,7 @@ public final class FastCGIListener: Sendable {
     /// request on a new connection). Requests being answered finish; their
     /// connections close then.
     public func stopAccepting() {
-        FastCGIListener.isStopping.store(true)
+        FastCGIListener.isStopping.store(true, ordering: .releasing)
         FCGX_ShutdownPending()
         listening.stop()
         var byte: UInt8 = 1
@@ -113,5 +114,5 @@ public final class FastCGIListener: Sendable {
         idle.closeAll()
     }
 
-    private static let isStopping = AtomicFlag()
+    private static let isStopping = Atomic<Bool>(false)
 }

@@ -1,5 +1,6 @@
 import CFastCGI
 import Glibc
+import Synchronization
 
 /// The socket nginx connects to, armed in the poller for one wake-up at a time:
 /// the accept thread that wakes takes one connection, then re-arms it.
@@ -20,13 +21,17 @@ final class ListeningSocket: @unchecked Sendable {
     private let origin: Origin
     private let poller: Int32
     private let policy: ConnectionPolicy
-    private var isStopped = false
-    /// Accepts failed in the current burst (failures less than `burstGapSeconds`
-    /// apart): a burst is logged when it starts and when an accept works after it.
-    private var failedAccepts = 0
-    private var lastFailureSeconds = 0.0
-    private var refusedPeers = 0
-    private var mutex = pthread_mutex_t()
+    private let state = Mutex(AcceptState())
+
+    /// What the accepting threads share.
+    private struct AcceptState {
+        var isStopped = false
+        /// Accepts failed in the current burst (failures less than `burstGapSeconds`
+        /// apart): a burst is logged when it starts and when an accept works after it.
+        var failedAccepts = 0
+        var lastFailureSeconds = 0.0
+        var refusedPeers = 0
+    }
 
     /// How long the socket stays out of the poller after an accept failed for
     /// want of descriptors or memory: what a connection closing needs to free one,
@@ -46,7 +51,6 @@ final class ListeningSocket: @unchecked Sendable {
         self.origin = origin
         self.poller = poller
         self.policy = policy
-        pthread_mutex_init(&mutex, nil)
         // Accept threads take connections only when epoll says one is pending.
         guard fcntl(descriptor, F_SETFL, fcntl(descriptor, F_GETFL) | O_NONBLOCK) == 0,
             CFastCGI_epoll_arm_once(poller, descriptor) == 0
@@ -69,26 +73,24 @@ final class ListeningSocket: @unchecked Sendable {
     func acceptConnection() -> Int32? {
         var peer = [UInt8](repeating: 0, count: 16)
         var peerLength: Int32 = 0
-        pthread_mutex_lock(&mutex)
-        guard !isStopped else {
-            pthread_mutex_unlock(&mutex)
-            return nil
+        let accepted = state.withLock { state -> (result: Int32, lastingFailure: Bool)? in
+            guard !state.isStopped else { return nil }
+            let result = CFastCGI_accept(descriptor, &peer, &peerLength, Self.receiveTimeoutSeconds)
+            let lastingFailure = result < 0 && !Self.passingErrors.contains(-result)
+            if lastingFailure {
+                noteFailure(-result, &state)
+            } else {
+                if result >= 0 { noteSuccess(&state) }
+                _ = CFastCGI_epoll_arm_once(poller, descriptor)  // the next pending one goes to another thread
+            }
+            return (result, lastingFailure)
         }
-        let result = CFastCGI_accept(descriptor, &peer, &peerLength, Self.receiveTimeoutSeconds)
-        let lastingFailure = result < 0 && !Self.passingErrors.contains(-result)
-        if lastingFailure {
-            noteFailure(-result)
-        } else {
-            if result >= 0 { noteSuccess() }
-            _ = CFastCGI_epoll_arm_once(poller, descriptor)  // the next pending one goes to another thread
-        }
-        pthread_mutex_unlock(&mutex)
-
+        guard let (result, lastingFailure) = accepted else { return nil }
         if lastingFailure {
             usleep(Self.pauseAfterFailureMicroseconds)
-            pthread_mutex_lock(&mutex)
-            if !isStopped { _ = CFastCGI_epoll_arm_once(poller, descriptor) }
-            pthread_mutex_unlock(&mutex)
+            state.withLock { state in
+                if !state.isStopped { _ = CFastCGI_epoll_arm_once(poller, descriptor) }
+            }
             return nil
         }
         guard result >= 0 else { return nil }
@@ -104,31 +106,30 @@ final class ListeningSocket: @unchecked Sendable {
     /// Takes the socket out of the poller and closes it; a socket this process
     /// opened is removed from the file system first. Waits for an accept under way.
     func stop() {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        guard !isStopped else { return }
-        isStopped = true
-        _ = CFastCGI_epoll_remove(poller, descriptor)
-        if case .opened(let unixPath?) = origin { unlink(unixPath) }
-        close(descriptor)
+        state.withLock { state in
+            guard !state.isStopped else { return }
+            state.isStopped = true
+            _ = CFastCGI_epoll_remove(poller, descriptor)
+            if case .opened(let unixPath?) = origin { unlink(unixPath) }
+            close(descriptor)
+        }
     }
 
-    // Under the mutex.
-    private func noteFailure(_ error: Int32) {
-        lastFailureSeconds = Self.monotonicSeconds()
-        if failedAccepts == 0 {
+    private func noteFailure(_ error: Int32, _ state: inout AcceptState) {
+        state.lastFailureSeconds = Self.monotonicSeconds()
+        if state.failedAccepts == 0 {
             policy.log(
                 "accept failed: \(String(cString: strerror(error))) (errno \(error)); retrying every "
                     + "\(Self.pauseAfterFailureMicroseconds / 1000) ms until it works, serving the open connections meanwhile")
         }
-        failedAccepts += 1
+        state.failedAccepts += 1
     }
 
-    // Under the mutex.
-    private func noteSuccess() {
-        guard failedAccepts > 0, Self.monotonicSeconds() - lastFailureSeconds >= Self.burstGapSeconds else { return }
-        policy.log("accepting again after \(failedAccepts) failed attempts")
-        failedAccepts = 0
+    private func noteSuccess(_ state: inout AcceptState) {
+        guard state.failedAccepts > 0, Self.monotonicSeconds() - state.lastFailureSeconds >= Self.burstGapSeconds
+        else { return }
+        policy.log("accepting again after \(state.failedAccepts) failed attempts")
+        state.failedAccepts = 0
     }
 
     private static func monotonicSeconds() -> Double {
@@ -140,10 +141,10 @@ final class ListeningSocket: @unchecked Sendable {
     /// Logs the 1st, 10th, 100th... refused connection: enough to see a client
     /// missing from the allowed addresses, too few to fill the log.
     private func noteRefused(_ peer: [UInt8]) {
-        pthread_mutex_lock(&mutex)
-        refusedPeers += 1
-        let count = refusedPeers
-        pthread_mutex_unlock(&mutex)
+        let count = state.withLock { state in
+            state.refusedPeers += 1
+            return state.refusedPeers
+        }
         var power = 1
         while power < count { power *= 10 }
         guard power == count else { return }

@@ -1,4 +1,5 @@
-import Glibc
+import Dispatch
+import Synchronization
 
 /// Runs an async operation to completion on the calling thread.
 ///
@@ -12,22 +13,18 @@ import Glibc
 /// queue until the result is in. The cooperative pool is never used, hence
 /// never blocked. Should a job ever be queued from another thread (an
 /// operation that really waited on something), the caller sleeps until it is.
-package final class CallingThreadExecutor<Result: Sendable>: TaskExecutor, @unchecked Sendable {
-    // Guarded by `mutex`; `ready` is signalled when a job or the result arrives.
-    private var jobs: [UnownedJob] = []
-    private var result: Result?
-    private var mutex = pthread_mutex_t()
-    private var ready = pthread_cond_t()
+package final class CallingThreadExecutor<Result: Sendable>: TaskExecutor, Sendable {
+    private let state = Mutex(Queue())
+    /// Signalled once for each job or result that arrives: the calling thread sleeps on it while
+    /// there is neither (a count, so that one arriving between its look and its sleep is not missed).
+    private let ready = DispatchSemaphore(value: 0)
 
-    private init() {
-        pthread_mutex_init(&mutex, nil)
-        pthread_cond_init(&ready, nil)
+    private struct Queue {
+        var jobs: [UnownedJob] = []
+        var result: Result?
     }
 
-    deinit {
-        pthread_cond_destroy(&ready)
-        pthread_mutex_destroy(&mutex)
-    }
+    private init() {}
 
     /// `operation`'s result, computed on this thread.
     package static func run(_ operation: @escaping @Sendable () async -> Result) -> Result {
@@ -45,11 +42,13 @@ package final class CallingThreadExecutor<Result: Sendable>: TaskExecutor, @unch
 
     package func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        locked { jobs.append(job) }
+        state.withLock { $0.jobs.append(job) }
+        ready.signal()
     }
 
     private func finish(with value: Result) {
-        locked { result = value }
+        state.withLock { $0.result = value }
+        ready.signal()
     }
 
     private enum Step {
@@ -59,19 +58,13 @@ package final class CallingThreadExecutor<Result: Sendable>: TaskExecutor, @unch
 
     /// The next job to run, or the result; sleeps while there is neither.
     private func nextStep() -> Step {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
         while true {
-            if let result { return .done(result) }
-            if !jobs.isEmpty { return .run(jobs.removeFirst()) }
-            pthread_cond_wait(&ready, &mutex)
+            let step = state.withLock { queue -> Step? in
+                if let result = queue.result { return .done(result) }
+                return queue.jobs.isEmpty ? nil : .run(queue.jobs.removeFirst())
+            }
+            if let step { return step }
+            ready.wait()
         }
-    }
-
-    private func locked(_ change: () -> Void) {
-        pthread_mutex_lock(&mutex)
-        change()
-        pthread_cond_signal(&ready)
-        pthread_mutex_unlock(&mutex)
     }
 }

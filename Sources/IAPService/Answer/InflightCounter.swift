@@ -1,13 +1,14 @@
 import Glibc
+import Synchronization
 
 /// Counts requests accepted but not yet answered, so that a stopping service
 /// can wait for them.
-final class InflightCounter: @unchecked Sendable {
-    private let count = Locked(0)
+final class InflightCounter: Sendable {
+    private let count = Atomic<Int>(0)
 
-    func begin() { count.withLock { $0 += 1 } }
-    func end() { count.withLock { $0 -= 1 } }
-    var current: Int { count.withLock { $0 } }
+    func begin() { count.add(1, ordering: .relaxed) }
+    func end() { count.subtract(1, ordering: .relaxed) }
+    var current: Int { count.load(ordering: .relaxed) }
 
     /// Waits until nothing is in flight or `seconds` have passed; true if drained.
     func waitUntilIdle(seconds: Int) -> Bool {

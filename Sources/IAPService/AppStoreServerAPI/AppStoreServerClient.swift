@@ -1,5 +1,6 @@
 import Glibc
 import IAPCore
+import Synchronization
 internal import SignedData
 
 /// Why a Server API request brought no verified transaction.
@@ -37,8 +38,8 @@ final class AppStoreServerClient: Sendable {
     let sandboxPolicy: SandboxPolicy
     private let policy: AppleRetryPolicy
     private let verifier: SignedDataVerifier
-    private let tokens: Locked<AppStoreTokenCache>
-    private let unauthorizedLogged = Locked(false)
+    private let tokens: Mutex<AppStoreTokenCache>
+    private let unauthorizedLogged = Atomic<Bool>(false)
 
     /// The token signer of `IAP_APPSTORE_*`, nil when it holds no credentials.
     /// Read at start-up, before anything listens.
@@ -73,7 +74,7 @@ final class AppStoreServerClient: Sendable {
         self.sandboxPolicy = configuration.sandboxPolicy
         self.policy = AppleRetryPolicy(budgetMs: configuration.appleTimeoutMs)
         self.verifier = verifier
-        self.tokens = Locked(AppStoreTokenCache(signer: signer))
+        self.tokens = Mutex(AppStoreTokenCache(signer: signer))
     }
 
     /// Get Transaction Info: production, then the sandbox on `4040010`; with `environment`, that
@@ -231,7 +232,7 @@ final class AppStoreServerClient: Sendable {
 
     /// A 401 is the operator's to fix, and every call would repeat it: said once.
     private func logUnauthorizedOnce() {
-        guard unauthorizedLogged.withLock({ logged in defer { logged = true }; return !logged }) else { return }
+        guard !unauthorizedLogged.exchange(true, ordering: .relaxed) else { return }
         Log.event(
             "configuration error: the App Store Server API answered 401 Unauthorized; check IAP_APPSTORE_KEY_ID,"
                 + " IAP_APPSTORE_ISSUER_ID, IAP_APPSTORE_PRIVATE_KEY_FILE and the first of IAP_BUNDLE_IDS"

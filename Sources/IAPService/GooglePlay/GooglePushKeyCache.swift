@@ -1,5 +1,6 @@
 import Curl
 import IAPCore
+import Synchronization
 
 /// Google's keys for push tokens (`IAP_GOOGLE_PUSH_CERTS_URL`, a JWKS), fetched
 /// over HTTPS with verification on (`IAP_CA_FILE`) and kept as
@@ -10,9 +11,9 @@ import IAPCore
 final class GooglePushKeyCache: Sendable {
     private let url: String
     private let caFile: String?
-    private let schedule = Locked(GooglePushKeySchedule())
+    private let schedule = Mutex(GooglePushKeySchedule())
     /// Held for the whole of a fetch, so that threads needing keys at once make one call.
-    private let fetching = Locked(())
+    private let fetching = Mutex(())
 
     static let connectTimeoutMs = 5_000
     static let totalTimeoutMs = 10_000

@@ -1,4 +1,5 @@
 import IAPCore
+import Synchronization
 
 /// The one access token the whole service shares (`GoogleAccessTokenCache`),
 /// and the JWT grant that gets a new one from the key's `token_uri`. Every
@@ -6,7 +7,7 @@ import IAPCore
 /// token and the key are never logged.
 final class GoogleTokenSource: Sendable {
     private let signer: GoogleGrantSigner
-    private let cache = Locked(GoogleAccessTokenCache())
+    private let cache = Mutex(GoogleAccessTokenCache())
 
     init(account: GoogleServiceAccount) {
         signer = GoogleGrantSigner(account: account)

@@ -1,10 +1,11 @@
 import Metrics
+import Synchronization
 
 /// The metrics of one name, one per set of label values, each made on first
 /// use and kept: swift-metrics makes a metric through its factory's registry
 /// (locks and lookups), which the hot paths should not pay on every event.
 final class MetricFamily<Key: Hashable & Sendable, Metric>: @unchecked Sendable {
-    private let members = Locked<[Key: Metric]>([:])
+    private let members = Mutex<[Key: Metric]>([:])
     private let make: @Sendable (Key) -> Metric
 
     init(_ make: @escaping @Sendable (Key) -> Metric) {

@@ -1,7 +1,9 @@
+import Synchronization
+
 /// Values read when Prometheus scrapes rather than on every change (queue
 /// depths, days until a certificate expires): the hot paths pay nothing for them.
 enum Scrape {
-    private static let samplers = Locked<[@Sendable () -> Void]>([])
+    private static let samplers = Mutex<[@Sendable () -> Void]>([])
 
     /// Runs `sample` before every scrape; it sets its gauges.
     static func watch(_ sample: @escaping @Sendable () -> Void) {

@@ -1,6 +1,7 @@
 import Glibc
 import IAPCore
 import MariaDB
+import Synchronization
 
 /// The operator's switches (`settings` table) and the active catalog
 /// (`products`), kept in memory and read again every two seconds by a thread
@@ -25,7 +26,7 @@ final class SettingsCache: @unchecked Sendable {
     }
 
     static let refreshIntervalSeconds: UInt32 = 2
-    private let snapshot = Locked(Snapshot())
+    private let snapshot = Mutex(Snapshot())
 
     var current: Snapshot { snapshot.withLock { $0 } }
 

@@ -1,6 +1,7 @@
 import Glibc
 import IAPCore
 import Logging
+import Synchronization
 
 /// The service's log, through swift-log (the ecosystem's logging API) with a
 /// handler of our own (`LineLogHandler`): one line to stderr per event, in
@@ -20,7 +21,7 @@ enum Log {
 
     /// The current second as formatted last: formatting a date cost ~5,700
     /// instructions (callgrind), a tenth of all a version check costs iap-fcgi.
-    private static let formattedSecond = Locked<(second: Int64, text: String)>((-1, ""))
+    private static let formattedSecond = Mutex<(second: Int64, text: String)>((-1, ""))
 
     /// Chooses the format, and makes it every swift-log logger's in this process.
     static func bootstrap(format: OperationsConfiguration.LogFormat) {

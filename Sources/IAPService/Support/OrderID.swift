@@ -1,5 +1,6 @@
 import Glibc
 import IAPCore
+import Synchronization
 
 /// New order ids: random (version 4) UUIDs in lowercase, as the client puts
 /// them in `applicationUsername` and StoreKit 2 takes them as `appAccountToken`.
@@ -15,7 +16,7 @@ enum OrderID {
     /// `getrandom`): an order is made per delivered transaction, and one system
     /// call per id was a sixth of the delivery thread's system calls (strace,
     /// bench case e1). Each id takes bytes no other id had.
-    private static let randomness = Locked(RandomBytes())
+    private static let randomness = Mutex(RandomBytes())
 
     private struct RandomBytes {
         private var buffer = [UInt8](repeating: 0, count: 1024)

@@ -1,6 +1,7 @@
 import Glibc
 import Curl
 import IAPCore
+import Synchronization
 
 /// Every call to Apple (verifyReceipt, the App Store Server API), driven by one
 /// thread over libcurl's multi interface: a call waiting seconds for Apple
@@ -33,8 +34,8 @@ final class AppleClient: Worker, @unchecked Sendable {
     private let endpoints: AppleEndpoints
     private let multi: CurlMulti
     /// Calls handed over by other threads, not yet started.
-    private let submitted = Locked<[Call]>([])
-    /// Calls handed over and not yet under way for the first time.
+    private let submitted = Mutex<[Call]>([])
+    /// Calls handed over and not yet under way for the first time; shared with the metrics' sampler.
     private let waitingTurn = Locked(QueueUsage())
     private let waitingLimit: QueueLimit
     // The rest belongs to the client's own thread.

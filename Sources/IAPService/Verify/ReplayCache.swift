@@ -1,4 +1,5 @@
 import IAPCore
+import Synchronization
 
 /// Apple's answers to receipts already verified, by the receipt's replay key
 /// (`ReceiptData.replayKeyHex`), kept in memory for the replay short-cut: a client retrying
@@ -26,7 +27,7 @@ final class ReplayCache: Sendable {
     /// for a 1.2 KB answer of one transaction, 1.9 for a 460 KB one of 1,000),
     /// so the cache stays under about 16 MiB.
     static let budgetBytes = 4 << 20
-    private let entries = Locked(ByteBudgetCache<String, Entry>(budgetBytes: ReplayCache.budgetBytes))
+    private let entries = Mutex(ByteBudgetCache<String, Entry>(budgetBytes: ReplayCache.budgetBytes))
 
     subscript(replayKey: String) -> Entry? {
         entries.withLock { $0.value(for: replayKey) }
