@@ -2,16 +2,20 @@
 (Tests/Simulator/subscription_api.py): a player's chains and entitlement, Get All Subscription Statuses applied to
 `subscriptions`, a renewal date extended (one chain, and every active subscriber of a product with its status polled
 until done), Apple's limits refused here before Apple is called, and every run in `staff_audit`."""
+import time
 from datetime import datetime, timezone
 
 import requests
 
-from notification_support import now_ms
 from support import PAY_30, assert_verify_answer, new_transaction_id, new_user_id
 from test_server_api import run_iapctl
 
 DAY = 86_400_000
 MINUTE = 60_000
+
+
+def now_ms():
+    return int(time.time() * 1000)
 
 
 def sim_chain(simulator, **fields):

@@ -46,16 +46,9 @@ final class ServerAPIConversation: AppleConversation {
     }
 
     func prepare(_ transfer: CurlTransfer, for environment: AppleEnvironment, timeoutMs: Int) throws(CurlError) {
-        let url = api.baseURL(for: environment) + path
-        if let body {
-            try transfer.prepare(
-                url: url, body: body, caFile: caFile, connectTimeoutMs: min(timeoutMs, 5000), totalTimeoutMs: timeoutMs,
-                extraHeaders: [authorization()])
-        } else {
-            try transfer.prepareGET(
-                url: url, extraHeaders: [authorization()], caFile: caFile, connectTimeoutMs: min(timeoutMs, 5000),
-                totalTimeoutMs: timeoutMs)
-        }
+        try transfer.prepareServerAPICall(
+            url: api.baseURL(for: environment) + path, body: body, caFile: caFile, authorization: authorization(),
+            timeoutMs: timeoutMs)
     }
 
     func next(after result: AppleCallResult, retryAfterUnixMs: Int64?, atMs now: Int) -> AppleConversationStep {

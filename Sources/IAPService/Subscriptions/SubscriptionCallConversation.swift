@@ -57,16 +57,9 @@ final class SubscriptionCallConversation: AppleConversation {
     }
 
     func prepare(_ transfer: CurlTransfer, for environment: AppleEnvironment, timeoutMs: Int) throws(CurlError) {
-        let url = api.baseURL(for: environment) + path
-        if let body {
-            try transfer.prepare(
-                url: url, body: body, caFile: caFile, connectTimeoutMs: min(timeoutMs, 5000), totalTimeoutMs: timeoutMs,
-                extraHeaders: [authorization()], method: method)
-        } else {
-            try transfer.prepareGET(
-                url: url, extraHeaders: [authorization()], caFile: caFile, connectTimeoutMs: min(timeoutMs, 5000),
-                totalTimeoutMs: timeoutMs)
-        }
+        try transfer.prepareServerAPICall(
+            url: api.baseURL(for: environment) + path, body: body, method: method, caFile: caFile,
+            authorization: authorization(), timeoutMs: timeoutMs)
     }
 
     func next(after result: AppleCallResult, retryAfterUnixMs: Int64?, atMs now: Int) -> AppleConversationStep {
@@ -104,5 +97,23 @@ final class SubscriptionCallConversation: AppleConversation {
             verdict = .unavailable
         }
         return .finished
+    }
+}
+
+extension CurlTransfer {
+    /// A call to the App Store Server API: a GET without `body`, else `body` (JSON) sent with `method`;
+    /// `authorization` is its `Authorization` header line. Connecting may take at most 5 s of `timeoutMs`.
+    func prepareServerAPICall(
+        url: String, body: [UInt8]?, method: String = "POST", caFile: String?, authorization: String, timeoutMs: Int
+    ) throws(CurlError) {
+        if let body {
+            try prepare(
+                url: url, body: body, caFile: caFile, connectTimeoutMs: min(timeoutMs, 5000), totalTimeoutMs: timeoutMs,
+                extraHeaders: [authorization], method: method)
+        } else {
+            try prepareGET(
+                url: url, extraHeaders: [authorization], caFile: caFile, connectTimeoutMs: min(timeoutMs, 5000),
+                totalTimeoutMs: timeoutMs)
+        }
     }
 }
