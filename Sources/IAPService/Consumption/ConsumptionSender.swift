@@ -18,7 +18,7 @@ import IAPCore
 /// `GoogleRefundReviewRequest`), send it, and record what came of it
 /// (`ConsumptionRetryPolicy`, `GoogleRefundReviewReply`). When nothing is due, it looks again
 /// every second.
-final class ConsumptionSender: @unchecked Sendable {
+final class ConsumptionSender: Worker, @unchecked Sendable {
     /// When nothing is due, the next look is this much later.
     static let idleLookMs = 1000
     /// After a database error, the next look waits this long.
@@ -37,11 +37,9 @@ final class ConsumptionSender: @unchecked Sendable {
     /// A leased request is no other sender's for this long: it covers the longest call (a Google
     /// conversation has twice its timeout) with room for the database calls.
     private let leaseMs: Int64
-    private let stopping = Locked(false)
-    private let wake = DispatchSemaphore(value: 0)
-    private let thread = Locked<pthread_t?>(nil)
     // The rest belongs to the sender's thread.
-    private var databaseFailing = false
+    private var databaseLog = DatabaseFailureLog(
+        worker: "consumption", retry: .milliseconds(ConsumptionSender.databaseRetryMs))
 
     /// Nil when neither store's client is configured: nothing could be answered.
     init?(
@@ -58,38 +56,28 @@ final class ConsumptionSender: @unchecked Sendable {
         leaseMs = Int64(max(appleTimeoutMs, (googlePlay?.configuration.timeoutMs ?? 0) * 2)) + 60_000
     }
 
-    func start() {
-        let started = startThread(named: "consumption") { [self] in run() }
-        thread.withLock { $0 = started }
+    var threadName: String { "consumption" }
+
+    /// Once stopped, leases nothing more, finishes the request under way (its PUT at most
+    /// `putTimeoutMs`), then returns.
+    func run(_ stop: StopRequest) {
         Log.event("consumption: answering the refund requests of \(stores.map(\.rawValue).joined(separator: " and "))")
-    }
-
-    /// Leases nothing more, finishes the request under way (its PUT at most `putTimeoutMs`), then returns.
-    func stop() {
-        stopping.withLock { $0 = true }
-        wake.signal()
-        if let running = thread.withLock({ $0 }) {
-            joinThread(running)
-        }
-    }
-
-    private func run() {
         let store = ConsumptionStore(connection: database.connection())
-        while !stopping.withLock({ $0 }) {
+        while !stop.isRequested {
             let now = Timestamp.now()
             let lease = AppleDate.sqlDateTime(ms: now.milliseconds + leaseMs)
             do {
                 let leased = try store.leaseNext(of: stores, now: now, until: lease)
-                noteDatabase(failing: nil)
+                databaseLog.note(nil)
                 if let leased {
                     try answer(leased, lease: lease, store)
                     continue
                 }
-                _ = wake.wait(timeout: .now() + .milliseconds(Self.idleLookMs))
+                stop.sleep(for: .milliseconds(Self.idleLookMs))
             } catch {
                 // A leased request waits for its lease to end, then is looked at again.
-                noteDatabase(failing: error)
-                _ = wake.wait(timeout: .now() + .milliseconds(Self.databaseRetryMs))
+                databaseLog.note(error)
+                stop.sleep(for: .milliseconds(Self.databaseRetryMs))
             }
         }
     }
@@ -233,14 +221,5 @@ final class ConsumptionSender: @unchecked Sendable {
         case .failed(let error):
             Log.event("consumption: \(which) failed: the store refused it (\(error))")
         }
-    }
-
-    private func noteDatabase(failing error: (any Error)?) {
-        if let error, !databaseFailing {
-            Log.event("consumption: database error, retrying every \(Self.databaseRetryMs) ms: \(error)")
-        } else if error == nil && databaseFailing {
-            Log.event("consumption: database reachable again")
-        }
-        databaseFailing = error != nil
     }
 }

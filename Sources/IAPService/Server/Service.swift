@@ -150,7 +150,7 @@ public final class Service: Sendable {
             database: database)
         serving = WorkerGroup(([console, acceptor] as [(any Worker)?]).compactMap { $0 })
         let backgroundWorkers: [WorkerThreads?] = [
-            webhook.map { WorkerThreads($0) }, WorkerThreads(apple),
+            webhook.map { WorkerThreads($0) }, WorkerThreads(apple), consumption.map { WorkerThreads($0) },
             googlePurchases?.finisher, finisher.map { WorkerThreads($0) },
         ]
         background = WorkerGroup(backgroundWorkers.compactMap { $0 })
@@ -167,7 +167,6 @@ public final class Service: Sendable {
     /// holds (for at most `shutdownGraceSeconds`) and returns.
     public func run() {
         background.start()
-        consumption?.start()
         serving.start()
         if let console { Log.event("support console on \(console.configuration.listen)") }
         Log.event("serving on \(configuration.listen) with \(configuration.acceptThreads) accept threads, \(descriptorLimit) file descriptors")
@@ -176,7 +175,6 @@ public final class Service: Sendable {
         serving.stop()
         let drained = inflight.waitUntilIdle(seconds: Self.shutdownGraceSeconds)
         googlePurchases?.stop()
-        consumption?.stop()
         background.stop()
         Log.event(drained ? "stopped" : "stopped with \(inflight.current) requests unanswered")
     }
