@@ -423,3 +423,15 @@ def test_metrics_count_the_chains_by_status_and_those_entitled_now(api, db):
                 and entitled == db.scalar("SELECT COUNT(*) FROM entitlements"))
     wait_until(matches_the_table, 60, "iap_subscriptions{status} and iap_subscriptions_entitled as the table says")
     assert scraped_subscriptions()[0]["revoked"] >= 1
+
+
+def test_a_renewal_another_user_posts_goes_to_the_chains_user(api, db):
+    chain, user, other = Chain(), new_user_id(), new_user_id()
+    subscribe(api, db, chain, user)
+    # The same Apple account signed in to another game account: its client posts the renewal.
+    body = assert_verify_answer(verify_jws(api, chain.period(1), user_id=other), "already_delivered")
+    assert body["transactions"][0]["order_id"] is None, body
+    assert chain.deliveries(db, 1) == [user]
+    assert db.transaction(chain.ids[1])["user_id"] == user
+    assert db.orders_of(other) == []
+    assert chain.row(db)["latest_transaction_id"] == chain.ids[1]

@@ -46,6 +46,7 @@ struct Delivery {
         var binding = OrderBinding(order: order)
         var answers: [TransactionAnswer] = []
         var events: [EventStore.NewEvent] = []
+        let chainOwners = try chainOwners(of: input.transactions.transactions, requestUserID: input.userID)
         for shown in input.transactions.transactions {
             var transaction = shown
             if shown.isRefunded {
@@ -55,6 +56,10 @@ struct Delivery {
                 }
                 // A stale refund: the state stored stands, as for a verify that shows no refund.
                 transaction = shown.withoutRefund()
+            }
+            if let owner = chainOwners[transaction.originalTransactionID] {
+                answers.append(try deliverToChainOwner(transaction, owner: owner, input: input, events: &events, at: now))
+                continue
             }
             let boundOrderID = binding.claim(for: transaction)
             let orderID = boundOrderID ?? OrderID.make()
