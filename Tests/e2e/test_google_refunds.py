@@ -54,7 +54,7 @@ def test_a_partial_refund_takes_back_its_quantity_once_and_the_rest_stays(api, d
     assert db.order(order_id)["status"] != "refunded"
     assert refunded_events(db, transaction_id) == [
         {"order_id": order_id, "quantity": 5, "refunded_quantity": 2, "store": "google_play"}]
-    assert stored(db, message_id)["effect"] == "partially_refunded"
+    assert stored(db, message_id)["effect"] == "partly_refunded"
 
     # The same voided purchase told again under a new messageId changes nothing.
     again, response = pushed_partial_refund(api, google, token, transaction_id)

@@ -39,7 +39,8 @@ public enum GoogleNotificationEffect: String, Equatable, Sendable {
     /// The purchase refunded in whole (delivered goods taken back with a `refunded` event).
     case refunded
     /// Part of the purchase's quantity refunded (`transactions.refunded_quantity`); the rest stays.
-    case partiallyRefunded = "partially_refunded"
+    /// (`google_notifications.effect` holds at most 16 characters.)
+    case partiallyRefunded = "partly_refunded"
     /// Nothing left to change: already refunded, or (a purchase) already delivered or held.
     case unchanged
     /// A purchase pushed as PURCHASED, delivered to the order its `obfuscatedExternalAccountId` names.
