@@ -309,7 +309,8 @@ def test_the_games_consumption_answer_is_kept_with_the_request(api, db, receiver
     ask(api, payload, asked_ms, reason="UNINTENDED_PURCHASE")
 
     event, body = posted_once(db, receiver, payload["transactionId"], "refund_requested")
-    assert list(body) == ["event_id", "type", "occurred_at", "environment", "transaction", "order", "refund_request"]
+    assert list(body) == ["event_id", "type", "store", "occurred_at", "environment", "transaction", "order",
+                          "refund_request"]
     assert (body["event_id"], body["type"], body["occurred_at"]) == (event["event_id"], "refund_requested", iso(asked_ms))
     assert body["refund_request"] == {"reason": "UNINTENDED_PURCHASE", "deadline_at": iso(asked_ms + TWELVE_HOURS_MS)}
     assert body["transaction"]["state"] == "delivered" and body["transaction"]["revocation_type"] is None
