@@ -12,9 +12,9 @@ final class InflightCounter: Sendable {
 
     /// Waits until nothing is in flight or `seconds` have passed; true if drained.
     func waitUntilIdle(seconds: Int) -> Bool {
-        let deadline = Clock.monotonicNanoseconds() + UInt64(seconds) * 1_000_000_000
+        let deadline = SystemClock.monotonicNanoseconds() + UInt64(seconds) * 1_000_000_000
         while current > 0 {
-            if Clock.monotonicNanoseconds() > deadline { return false }
+            if SystemClock.monotonicNanoseconds() > deadline { return false }
             usleep(20_000)
         }
         return true

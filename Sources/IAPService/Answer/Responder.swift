@@ -9,7 +9,7 @@ final class Responder: @unchecked Sendable {
     private let exchange: FastCGIExchange
     private let head: RequestReader.Head
     /// When the request was accepted (monotonic): verification deadlines run from it.
-    let receivedAtNs = Clock.monotonicNanoseconds()
+    let receivedAtNs = SystemClock.monotonicNanoseconds()
     private let inflight: InflightCounter
 
     init(exchange: FastCGIExchange, head: RequestReader.Head, inflight: InflightCounter) {
@@ -25,7 +25,7 @@ final class Responder: @unchecked Sendable {
             headers.append(("X-Request-Id", head.requestID))
         }
         exchange.respond(status: response.status, reason: response.reason, headers: headers, body: response.body)
-        let nanoseconds = Clock.monotonicNanoseconds() - receivedAtNs
+        let nanoseconds = SystemClock.monotonicNanoseconds() - receivedAtNs
         let route = Route.allCases.first { $0.path == head.path }
         ServiceMetrics.requestAnswered(route: route, status: response.status, nanoseconds: nanoseconds)
         Log.access(

@@ -222,7 +222,7 @@ final class AppStoreServerClient: Sendable {
 
     /// The `Authorization` header line of a call starting now (a cached token while it is fresh).
     func authorizationHeader() -> String {
-        "Authorization: Bearer " + tokens.withLock { $0.token(atSeconds: Clock.wallMilliseconds() / 1000) }
+        "Authorization: Bearer " + tokens.withLock { $0.token(atSeconds: SystemClock.wallMilliseconds() / 1000) }
     }
 
     /// `authorizationHeader()` as the closure a conversation calls when its call starts.

@@ -59,7 +59,7 @@ final class ServerAPIConversation: AppleConversation {
         case .transportFailure(let failure):
             serverResult = .transportFailure(failure)
         }
-        return step(sequence.next(after: serverResult, atMs: now, wallClockMs: Clock.wallMilliseconds()))
+        return step(sequence.next(after: serverResult, atMs: now, wallClockMs: SystemClock.wallMilliseconds()))
     }
 
     func stopByDeadline() {

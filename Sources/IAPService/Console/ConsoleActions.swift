@@ -160,7 +160,7 @@ struct ConsoleActions {
     func lookUpOrder(_ appleOrderID: String) -> Result<[ServerAPIQuery.Transaction], AppStoreServerError> {
         guard let appStoreServer else { return .failure(.unavailable) }
         let budgetMs = VerificationDeadline.budgetMs(appleTimeoutMs: configuration.appleTimeoutMs)
-        let deadline = Deadline(startNs: Clock.monotonicNanoseconds(), budgetMs: budgetMs)
+        let deadline = Deadline(startNs: SystemClock.monotonicNanoseconds(), budgetMs: budgetMs)
         let answered = DispatchSemaphore(value: 0)
         let result = Locked<Result<[ServerAPIQuery.Transaction], AppStoreServerError>>(.failure(.unavailable))
         guard appStoreServer.lookUpOrder(appleOrderID, deadline: deadline, completion: { outcome in

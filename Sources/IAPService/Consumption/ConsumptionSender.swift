@@ -85,7 +85,7 @@ final class ConsumptionSender: Worker, @unchecked Sendable {
     /// Decides, sends and records one leased request.
     private func answer(_ requestID: UInt64, lease: String, _ store: ConsumptionStore) throws {
         guard let claimed = try store.claimed(requestID, lease: lease) else { return }
-        let nowMs = Clock.wallMilliseconds()
+        let nowMs = SystemClock.wallMilliseconds()
         if let closing = RefundRequestClosing.of(outcome: claimed.outcome, deadlineMs: claimed.deadlineMs, nowMs: nowMs) {
             try store.close(claimed, status: closing.status, error: closing.error(attempts: claimed.attempts))
             Log.event("consumption: request \(requestID) (transaction \(claimed.transactionID)) \(Self.describe(closing))")
@@ -114,7 +114,7 @@ final class ConsumptionSender: Worker, @unchecked Sendable {
             sent = sendToGooglePlay(answer, review, claimed)
         }
         // A decision that arrived during the call could not stop it, but stops any retry.
-        let outcome = sent.outcome(Clock.wallMilliseconds(), try store.outcome(of: claimed) != nil)
+        let outcome = sent.outcome(SystemClock.wallMilliseconds(), try store.outcome(of: claimed) != nil)
         let recorded = try store.recordPut(
             claimed, body: sent.recordedBody, preference: sent.preference, outcome: outcome, at: Timestamp.now())
         ServiceMetrics.refundRequestPut(outcome: Self.metricOutcome(outcome))

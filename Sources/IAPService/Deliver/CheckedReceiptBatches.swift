@@ -50,7 +50,7 @@ final class CheckedReceiptBatches: Sendable {
                 while let batch = queue.pop(upTo: Verification.batchLimit) {
                     // Past its deadline nothing is delivered (`VerificationDeadline`): the delivery
                     // threads answer it retry_later and reopen its row for retry-pending.
-                    let now = Clock.monotonicNanoseconds()
+                    let now = SystemClock.monotonicNanoseconds()
                     let onTime = batch.filter { !$0.deadline.isPast(nowNs: now) }
                     if !onTime.isEmpty, !recordAndDeliverAtOnce(onTime, store: store, index: &index) {
                         recordThenFinish(onTime, store: store, index: &index)

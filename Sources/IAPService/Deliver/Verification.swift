@@ -77,7 +77,7 @@ final class Verification: Sendable {
                     ? queue.popBacklog(upTo: Self.batchLimit) : queue.pop(upTo: Self.batchLimit)
                 {
                     // Each group's access lines go out in one write once it is answered.
-                    let now = Clock.monotonicNanoseconds()
+                    let now = SystemClock.monotonicNanoseconds()
                     let late = batch.filter { $0.pending.deadline.isPast(nowNs: now) }
                     Self.reopen(late.map(\.pending), connection: worker.connection)
                     Log.gathered {

@@ -65,7 +65,7 @@ final class WebhookDispatcher: Worker, @unchecked Sendable {
             // Answers are recorded, and slots filled, `batch` at a time while POSTs
             // are many (one commit for both), at once while few.
             let recording = !finished.isEmpty && (free >= Self.batch || isStopping)
-            let claiming = !isStopping && free >= Self.batch && Clock.wallMilliseconds() >= nextClaimMs
+            let claiming = !isStopping && free >= Self.batch && SystemClock.wallMilliseconds() >= nextClaimMs
             if recording || claiming {
                 nextClaimMs = round(recording: recording ? finished : [], claimingUpTo: claiming ? free : 0, store)
                 if recording { finished.removeAll() }
@@ -96,7 +96,7 @@ final class WebhookDispatcher: Worker, @unchecked Sendable {
         let lease = AppleDate.sqlDateTime(ms: now.milliseconds + Self.leaseMs)
         let results = answers(of: finished)
         let claimed: [WebhookStore.Claimed]
-        let startedNs = Clock.monotonicNanoseconds()
+        let startedNs = SystemClock.monotonicNanoseconds()
         do {
             let (recorded, leased) = try store.transaction {
                 (try record(results, at: now, store), limit > 0 ? try store.lease(upTo: limit, now: now, until: lease) : [])
@@ -114,7 +114,7 @@ final class WebhookDispatcher: Worker, @unchecked Sendable {
         claimed.forEach(post)
         // Busy (as many as it could take): again as soon as slots free.
         if limit == 0 || claimed.count == limit { return now.milliseconds }
-        let lookMs = Int64((Clock.monotonicNanoseconds() - startedNs) / 1_000_000)
+        let lookMs = Int64((SystemClock.monotonicNanoseconds() - startedNs) / 1_000_000)
         return now.milliseconds + WebhookPolling.idleWaitMs(afterLookOf: lookMs)
     }
 
@@ -135,7 +135,7 @@ final class WebhookDispatcher: Worker, @unchecked Sendable {
     private func post(_ claimed: WebhookStore.Claimed) {
         let body = claimed.event.body()
         let headers = claimed.event.headers(
-            body: body, secret: configuration.secret, unixSeconds: Clock.wallMilliseconds() / 1000)
+            body: body, secret: configuration.secret, unixSeconds: SystemClock.wallMilliseconds() / 1000)
         do {
             let transfer = try idleTransfers.popLast() ?? CurlTransfer()
             try transfer.prepare(
@@ -252,7 +252,7 @@ final class WebhookDispatcher: Worker, @unchecked Sendable {
     /// second (a stop request wakes the wait).
     private func waitMs(until nextClaimMs: Int64) -> Int32 {
         guard Self.maxInFlight - multi.count >= Self.batch else { return 1000 }
-        return Int32(clamping: min(max(nextClaimMs - Clock.wallMilliseconds(), 0), 1000))
+        return Int32(clamping: min(max(nextClaimMs - SystemClock.wallMilliseconds(), 0), 1000))
     }
 
     /// A finished POST's event, its `last_error` (nil: a 2xx) and, for a

@@ -26,7 +26,7 @@ struct AppleFinishes: FinishChannel {
     }
 
     func call(_ row: FinishStore.Claimed, completion: @escaping @Sendable (FinishCallOutcome) -> Void) -> Bool {
-        let deadline = Deadline(startNs: Clock.monotonicNanoseconds(), budgetMs: callTimeoutMs * 2)
+        let deadline = Deadline(startNs: SystemClock.monotonicNanoseconds(), budgetMs: callTimeoutMs * 2)
         return client.finishTransaction(
             row.transactionID, environment: row.environment, timeoutMs: callTimeoutMs, deadline: deadline,
             completion: completion)

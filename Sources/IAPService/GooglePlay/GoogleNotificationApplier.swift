@@ -41,7 +41,7 @@ struct GoogleNotificationApplier {
             let voidedPurchases
         else { return [] }
         let startTimeMs = GoogleVoidedWindow.notificationStart(
-            eventTimeMs: notification.eventTimeMilliseconds, nowMs: Clock.wallMilliseconds())
+            eventTimeMs: notification.eventTimeMilliseconds, nowMs: SystemClock.wallMilliseconds())
         return try voidedPurchases.all(packageName: notification.packageName, startTimeMs: startTimeMs).get()
             .filter { $0.purchaseToken == purchaseToken }
     }

@@ -129,7 +129,7 @@ final class GooglePlayClient: Sendable {
     }
 
     private func call(_ url: String, body: [UInt8]?, completion: @escaping GoogleConversation.Completion) -> Bool {
-        let deadline = Deadline(startNs: Clock.monotonicNanoseconds(), budgetMs: configuration.timeoutMs * 2)
+        let deadline = Deadline(startNs: SystemClock.monotonicNanoseconds(), budgetMs: configuration.timeoutMs * 2)
         return driver.submit(
             GoogleConversation(
                 url: url, body: body, tokens: tokens, caFile: caFile, policy: policy, deadline: deadline,

@@ -77,6 +77,6 @@ final class GooglePushKeyCache: Sendable {
     }
 
     private static func nowMs() -> Int64 {
-        Int64(Clock.monotonicNanoseconds() / 1_000_000)
+        Int64(SystemClock.monotonicNanoseconds() / 1_000_000)
     }
 }

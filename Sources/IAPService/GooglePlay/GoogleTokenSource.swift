@@ -17,18 +17,18 @@ final class GoogleTokenSource: Sendable {
 
     /// The token a call starting now carries; nil when a new one must be fetched.
     func current() -> String? {
-        let now = Clock.wallMilliseconds() / 1000
+        let now = SystemClock.wallMilliseconds() / 1000
         return cache.withLock { $0.token(at: now) }
     }
 
     /// The token request's form body, its grant signed now.
     func grantBody() -> [UInt8] {
-        Array(signer.tokenRequestBody(issuedAt: Clock.wallMilliseconds() / 1000).utf8)
+        Array(signer.tokenRequestBody(issuedAt: SystemClock.wallMilliseconds() / 1000).utf8)
     }
 
     /// Keeps the token of the token endpoint's 200 answer; false when the answer cannot be read.
     func store(_ body: [UInt8]) -> Bool {
-        guard let token = try? GoogleAccessToken.parse(body, receivedAt: Clock.wallMilliseconds() / 1000) else {
+        guard let token = try? GoogleAccessToken.parse(body, receivedAt: SystemClock.wallMilliseconds() / 1000) else {
             Log.event("google: the token endpoint's answer has no usable access token")
             return false
         }

@@ -37,7 +37,7 @@ public struct GoogleVoidedSync {
 
     /// Where a run from `since` (nil: as far back as Google lists) starts, now; or why it cannot.
     public static func startTime(since: Int64?) -> Result<Int64, GoogleVoidedWindow.SyncWindowProblem> {
-        GoogleVoidedWindow.syncStart(since: since, nowMs: Clock.wallMilliseconds())
+        GoogleVoidedWindow.syncStart(since: since, nowMs: SystemClock.wallMilliseconds())
     }
 
     /// Every voided purchase from `startTimeMs` on (at most 30 days back: `GoogleVoidedWindow`);

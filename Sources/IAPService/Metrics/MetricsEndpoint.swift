@@ -53,7 +53,7 @@ final class MetricsEndpoint: Sendable {
             var backlogFailing = false
             var connections: [MetricsListener.Connection] = []
             while true {
-                let now = Clock.monotonicNanoseconds()
+                let now = SystemClock.monotonicNanoseconds()
                 if now >= nextBacklogNs {
                     backlogFailing = Self.readBacklog(backlog, wasFailing: backlogFailing)
                     if let webhookBacklog, let read = try? webhookBacklog.read() {
@@ -63,9 +63,9 @@ final class MetricsEndpoint: Sendable {
                     }
                     try? refundRequests.read()
                     try? subscriptions.read()
-                    nextBacklogNs = Clock.monotonicNanoseconds() + Self.backlogIntervalMs * 1_000_000
+                    nextBacklogNs = SystemClock.monotonicNanoseconds() + Self.backlogIntervalMs * 1_000_000
                 }
-                let waitMs = (nextBacklogNs - min(nextBacklogNs, Clock.monotonicNanoseconds())) / 1_000_000 + 1
+                let waitMs = (nextBacklogNs - min(nextBacklogNs, SystemClock.monotonicNanoseconds())) / 1_000_000 + 1
                 listener.serve(&connections, waitingAtMostMs: Int32(waitMs)) { exposition() }
             }
         }
@@ -89,7 +89,7 @@ final class MetricsEndpoint: Sendable {
     }
 
     private static func sampleCertificates(roots: TrustedRoots, verifier: SignedDataVerifier) {
-        let now = Clock.wallMilliseconds()
+        let now = SystemClock.wallMilliseconds()
         for root in roots.lifetimes {
             ServiceMetrics.certificateExpiry(certificate: "root", subject: root.subject, days: root.daysLeft(nowMs: now))
         }

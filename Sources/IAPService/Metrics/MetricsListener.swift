@@ -63,7 +63,7 @@ struct MetricsListener: Sendable {
     /// answered or past their deadline. `exposition()` makes the body of `GET
     /// /metrics`; other requests get an empty error.
     func serve(_ connections: inout [Connection], waitingAtMostMs timeoutMs: Int32, exposition: () -> [UInt8]) {
-        let now = Clock.monotonicNanoseconds()
+        let now = SystemClock.monotonicNanoseconds()
         let nearestDeadlineMs = connections.map { ($0.deadlineNs - min($0.deadlineNs, now)) / 1_000_000 + 1 }.min()
         let waitMs = min(Int64(timeoutMs), nearestDeadlineMs.map { Int64($0) } ?? Int64(timeoutMs))
         let listening = connections.count < Self.connectionLimit ? descriptor : -1  // poll skips -1
@@ -75,7 +75,7 @@ struct MetricsListener: Sendable {
         var open: [Connection] = []
         for (index, var connection) in connections.enumerated() {
             let ready = entries[index + 1].revents != 0
-            let inTime = Clock.monotonicNanoseconds() < connection.deadlineNs
+            let inTime = SystemClock.monotonicNanoseconds() < connection.deadlineNs
             if inTime && (!ready || advance(&connection, exposition: exposition)) {
                 open.append(connection)
             } else {
@@ -95,7 +95,7 @@ struct MetricsListener: Sendable {
         _ = fcntl(connection, F_SETFD, FD_CLOEXEC)
         return Connection(
             descriptor: connection,
-            deadlineNs: Clock.monotonicNanoseconds() + UInt64(Self.ioTimeoutSeconds) * 1_000_000_000)
+            deadlineNs: SystemClock.monotonicNanoseconds() + UInt64(Self.ioTimeoutSeconds) * 1_000_000_000)
     }
 
     /// Reads or sends what the connection is ready for; false once it is done

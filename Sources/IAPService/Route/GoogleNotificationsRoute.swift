@@ -86,7 +86,7 @@ struct GoogleNotificationsRoute: Sendable {
             let kid = try GooglePushToken.keyID(of: token)
             guard let known = keys.keys(for: kid) else { return "Google's keys could not be fetched" }
             let verified = try GooglePushToken.verify(token, keys: known)
-            let now = Clock.wallMilliseconds() / 1000
+            let now = SystemClock.wallMilliseconds() / 1000
             return GooglePushClaims.problem(
                 verified.claims, audience: push.audience, serviceAccount: push.serviceAccount, now: now
             ).map { "claim \($0.rawValue)" }

@@ -193,7 +193,7 @@ final class SignedTransactionFetches: Sendable {
             signedEnvironment: signedEnvironment)
         let asFetched = SignedTransactionAudit.Fetched.signed(
             jws: jws, outcome: .verified(transaction), orderID: nil, userID: nil)
-        guard !answer.fetch.deadline.isPast(nowNs: Clock.monotonicNanoseconds()) else {
+        guard !answer.fetch.deadline.isPast(nowNs: SystemClock.monotonicNanoseconds()) else {
             return completing(asFetched, then: .answered(.verify(retryLater)))
         }
         let order: SignedTransactionOrder
@@ -214,7 +214,7 @@ final class SignedTransactionFetches: Sendable {
 
     /// Milliseconds on the monotonic clock, for `lookups`.
     private static func nowMs() -> Int64 {
-        Int64(Clock.monotonicNanoseconds() / 1_000_000)
+        Int64(SystemClock.monotonicNanoseconds() / 1_000_000)
     }
 
     /// Apple was not asked (`ask`): the row is closed and the client answered,

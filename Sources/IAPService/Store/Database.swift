@@ -36,7 +36,7 @@ struct Timestamp {
     let milliseconds: Int64
 
     static func now() -> Timestamp {
-        Timestamp(milliseconds: Clock.wallMilliseconds())
+        Timestamp(milliseconds: SystemClock.wallMilliseconds())
     }
 
     /// `2026-11-22 08:00:00.123`, for DATETIME(3) columns (UTC).

@@ -71,9 +71,9 @@ final class SubscriptionCallConversation: AppleConversation {
         case .answered(let httpStatus, let body):
             let answered = ServerAPICallResult.answered(
                 httpStatus: httpStatus, body: body, retryAfterUnixMs: retryAfterUnixMs)
-            return step(sequence.next(after: answered, atMs: now, wallClockMs: Clock.wallMilliseconds()))
+            return step(sequence.next(after: answered, atMs: now, wallClockMs: SystemClock.wallMilliseconds()))
         case .transportFailure(let failure):
-            return step(sequence.next(after: .transportFailure(failure), atMs: now, wallClockMs: Clock.wallMilliseconds()))
+            return step(sequence.next(after: .transportFailure(failure), atMs: now, wallClockMs: SystemClock.wallMilliseconds()))
         }
     }
 

@@ -135,7 +135,7 @@ public struct SubscriptionExtension: Sendable {
         _ method: String, _ path: String, _ body: [UInt8]?, _ environment: AppleEnvironment
     ) -> SubscriptionCallConversation.Verdict {
         let budgetMs = VerificationDeadline.budgetMs(appleTimeoutMs: appleTimeoutMs)
-        let deadline = Deadline(startNs: Clock.monotonicNanoseconds(), budgetMs: budgetMs)
+        let deadline = Deadline(startNs: SystemClock.monotonicNanoseconds(), budgetMs: budgetMs)
         let answered = DispatchSemaphore(value: 0)
         let verdict = Locked(SubscriptionCallConversation.Verdict.unavailable)
         let conversation = SubscriptionCallConversation(

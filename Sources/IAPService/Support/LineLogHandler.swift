@@ -39,7 +39,7 @@ struct LineLogHandler: LogHandler {
     private func jsonLine(_ event: LogEvent) -> [UInt8] {
         var fields = metadata.merging(event.metadata ?? [:]) { _, new in new }
         var members: [(key: String, value: JSONValue)] = [
-            ("time", .string(Log.iso8601(ms: Clock.wallMilliseconds(), milliseconds: true))),
+            ("time", .string(Log.iso8601(ms: SystemClock.wallMilliseconds(), milliseconds: true))),
             ("level", .string(event.level.rawValue)),
             ("message", .string("\(event.message)")),
         ]

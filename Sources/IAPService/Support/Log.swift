@@ -49,7 +49,7 @@ enum Log {
     ) {
         let duration = (milliseconds * 10).rounded() / 10
         guard format == .json else {
-            let time = iso8601(ms: Clock.wallMilliseconds())
+            let time = iso8601(ms: SystemClock.wallMilliseconds())
             return logger.info("\(time) \(method) \(path) \(status) \(duration)ms id=\(requestID)", source: accessSource)
         }
         var fields: Logger.Metadata = [

@@ -130,7 +130,7 @@ final class AppleClient: Worker, @unchecked Sendable {
         switch step {
         case .call(let environment, let afterMs) where afterMs > 0:
             call.environment = environment
-            call.dueAt = Clock.monotonicNanoseconds() + UInt64(afterMs) * 1_000_000
+            call.dueAt = SystemClock.monotonicNanoseconds() + UInt64(afterMs) * 1_000_000
             // A retry that could not start in time after its backoff ends now.
             guard callTimeoutMs(call, at: call.dueAt) != nil else { return end(call) }
             waiting.append(call)
@@ -144,7 +144,7 @@ final class AppleClient: Worker, @unchecked Sendable {
     }
 
     private func startTransfer(_ call: Call) {
-        guard let deadlineTimeoutMs = callTimeoutMs(call, at: Clock.monotonicNanoseconds()) else { return end(call) }
+        guard let deadlineTimeoutMs = callTimeoutMs(call, at: SystemClock.monotonicNanoseconds()) else { return end(call) }
         guard multi.count + heldCount < endpoints.maxCalls else {
             queued.append(call)
             return
@@ -212,7 +212,7 @@ final class AppleClient: Worker, @unchecked Sendable {
             gates[transfer.origin]?.ended(admission, on: nil)
             throw error
         }
-        call.startedAtNs = Clock.monotonicNanoseconds()
+        call.startedAtNs = SystemClock.monotonicNanoseconds()
         ServiceMetrics.appleCallsInFlight(multi.count)
         releaseTurn(call)
     }
@@ -272,7 +272,7 @@ final class AppleClient: Worker, @unchecked Sendable {
     private func startHeld(_ call: Call, _ admission: MultiplexGate.Admission) {
         guard let transfer = call.transfer else { return }
         let now = Self.nowMs()
-        let deadlineTimeoutMs = callTimeoutMs(call, at: Clock.monotonicNanoseconds())
+        let deadlineTimeoutMs = callTimeoutMs(call, at: SystemClock.monotonicNanoseconds())
         let timeoutMs = min(call.conversation.timeLeftMs(atMs: now), deadlineTimeoutMs ?? 0)
         guard timeoutMs > 0 else {
             gates[transfer.origin]?.ended(admission, on: nil)
@@ -296,7 +296,7 @@ final class AppleClient: Worker, @unchecked Sendable {
     /// Ends the held calls whose deadline has come.
     private func endExpiredHeldCalls() {
         guard heldCount > 0 else { return }
-        let now = Clock.monotonicNanoseconds()
+        let now = SystemClock.monotonicNanoseconds()
         for (origin, calls) in held {
             let expired = calls.filter { callTimeoutMs($0, at: now) == nil }
             guard !expired.isEmpty else { continue }
@@ -359,7 +359,7 @@ final class AppleClient: Worker, @unchecked Sendable {
         let endpoint = call.conversation.endpointLabel
         ServiceMetrics.appleCallEnded(
             endpoint: endpoint, environment: call.environment, status: status,
-            nanoseconds: Clock.monotonicNanoseconds() - call.startedAtNs)
+            nanoseconds: SystemClock.monotonicNanoseconds() - call.startedAtNs)
         if case .answered(429) = outcome, endpoint == AppleConversationEndpoint.serverAPI {
             ServiceMetrics.serverAPIRateLimited(environment: call.environment)
         }
@@ -368,7 +368,7 @@ final class AppleClient: Worker, @unchecked Sendable {
 
     /// The monotonic clock in milliseconds, the unit of the call sequences.
     private static func nowMs() -> Int {
-        Int(Clock.monotonicNanoseconds() / 1_000_000)
+        Int(SystemClock.monotonicNanoseconds() / 1_000_000)
     }
 
     /// The timeout of `call` if it started at `nanoseconds`; nil when its
@@ -401,7 +401,7 @@ final class AppleClient: Worker, @unchecked Sendable {
     /// Ends the calls at the head of the queue whose deadline has come, so that
     /// they are answered then rather than when a transfer frees up.
     private func endExpiredQueuedCalls() {
-        let now = Clock.monotonicNanoseconds()
+        let now = SystemClock.monotonicNanoseconds()
         while let first = queued.first, callTimeoutMs(first, at: now) == nil {
             queued.removeFirst()
             end(first)
@@ -420,7 +420,7 @@ final class AppleClient: Worker, @unchecked Sendable {
 
     private func startDueCalls() {
         guard !waiting.isEmpty else { return }
-        let now = Clock.monotonicNanoseconds()
+        let now = SystemClock.monotonicNanoseconds()
         let due = waiting.filter { $0.dueAt <= now }
         waiting.removeAll { $0.dueAt <= now }
         due.forEach(startTransfer)
@@ -433,7 +433,7 @@ final class AppleClient: Worker, @unchecked Sendable {
         if !queued.isEmpty && multi.count + heldCount < endpoints.maxCalls { return 0 }
         let heldFirst = held.values.compactMap { $0.first.map(lastStartNs) }
         guard let next = (waiting.map(\.dueAt) + queued.prefix(1).map(lastStartNs) + heldFirst).min() else { return 1000 }
-        let now = Clock.monotonicNanoseconds()
+        let now = SystemClock.monotonicNanoseconds()
         return next <= now ? 0 : Int32(min((next - now) / 1_000_000 + 1, 1000))
     }
 

@@ -49,7 +49,7 @@ final class ServerAPIConfirmation: Sendable {
             completion(Self.outcome(receipt, confirmed: []))
             return true
         }
-        let nowMs = Int64(Clock.monotonicNanoseconds() / 1_000_000)
+        let nowMs = Int64(SystemClock.monotonicNanoseconds() / 1_000_000)
         guard client.lookups.withLock({ $0.admitConfirmations(entries.count, atMs: nowMs) }) else {
             ServiceMetrics.transactionLookupRefused(reason: .overBudget)
             completion(Self.unconfirmed(receipt))

@@ -1,8 +1,9 @@
 import Glibc
 
 /// Time as the service needs it: monotonic for durations and timers, wall clock
-/// (UTC milliseconds) for what is stored and answered.
-enum Clock {
+/// (UTC milliseconds) for what is stored and answered. Not `Clock`: that is the standard
+/// library's protocol of clocks, which `Duration` and `ContinuousClock` come with.
+enum SystemClock {
     /// Nanoseconds on a clock that never jumps.
     static func monotonicNanoseconds() -> UInt64 {
         var now = timespec()
