@@ -88,7 +88,8 @@ struct SubscriptionsExtendAll: ParsableCommand {
 
     func validate() throws {
         guard pollSeconds >= 1, wait >= 0 else { throw ValidationError("--poll-seconds is at least 1, --wait at least 0") }
-        _ = try options.request(identifier: requestID ?? "check")
+        let request = try options.request(identifier: requestID ?? "check")
+        do { _ = try request.massBody(productID: product) } catch { throw ValidationError(error.description) }
     }
 
     func run() throws {
