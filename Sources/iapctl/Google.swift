@@ -1,4 +1,6 @@
 import ArgumentParser
+import IAPCore
+import IAPService
 
 /// `iapctl google …`: Google Play one-time products, with the same environment
 /// as iap-fcgi (`IAP_GOOGLE_PACKAGES`, `IAP_GOOGLE_SERVICE_ACCOUNT_FILE`,
@@ -8,4 +10,15 @@ struct Google: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Google Play one-time products.",
         subcommands: [VoidedSync.self])
+
+    /// Google Play's API for one command, or the operator's error: not configured, a bad variable.
+    static func query() throws -> GooglePlayQuery {
+        do {
+            return try GooglePlayQuery(configuration: try ServerAPIAccess.configuration())
+        } catch let error as GooglePlayQuery.NotConfigured {
+            throw AdminError(error.description)
+        } catch let error as ConfigurationError {
+            throw ValidationError(error.description)
+        }
+    }
 }

@@ -31,15 +31,7 @@ extension Google {
             case .success(let start): startTimeMs = start
             case .failure(let problem): throw ValidationError(problem.description)
             }
-            let query: GooglePlayQuery
-            do {
-                query = try GooglePlayQuery(configuration: try ServerAPIAccess.configuration())
-            } catch let error as GooglePlayQuery.NotConfigured {
-                throw AdminError(error.description)
-            } catch let error as ConfigurationError {
-                throw ValidationError(error.description)
-            }
-            let sync = GoogleVoidedSync(query: query, connection: try AdminDatabase.connect())
+            let sync = GoogleVoidedSync(query: try Google.query(), connection: try AdminDatabase.connect())
             let summary: GoogleVoidedSync.Summary
             do {
                 summary = try sync.run(startTimeMs: startTimeMs) { print($0) }
