@@ -65,15 +65,22 @@ def event_invariant_violations(db):
     """The SQL invariants of the events table over the whole database (refund_requested and subscription_changed
     left out):
     - no transaction has two `delivered` events without a `refunded` between them (grants and take-backs
-      alternate, starting with a grant: delivered or refund_reversed);
+      alternate, starting with a grant: delivered or refund_reversed); a Google quantity-based partial refund
+      (`refunded_quantity` set) ends the grant only once the refunds add up to the quantity;
     - a transaction delivered now has one grant more than take-backs; one refunded after it was delivered
       (it kept its order) has as many, at least one `refunded` among them; one never delivered has none."""
     problems = []
     balances = {}
     # refund_requested and subscription_changed grant and take back nothing.
-    for row in db.query("SELECT transaction_id, type FROM events"
+    taken = {}
+    for row in db.query("SELECT transaction_id, type, quantity, refunded_quantity FROM events"
                         " WHERE type NOT IN ('refund_requested', 'subscription_changed') ORDER BY event_id"):
-        balance = balances.get(row["transaction_id"], 0) + (-1 if row["type"] == "refunded" else 1)
+        change = -1 if row["type"] == "refunded" else 1
+        if row["refunded_quantity"] is not None:
+            # A Google quantity-based partial refund takes back part: only the one leaving nothing ends the grant.
+            taken[row["transaction_id"]] = taken.get(row["transaction_id"], 0) + row["refunded_quantity"]
+            change = -1 if taken[row["transaction_id"]] >= row["quantity"] else 0
+        balance = balances.get(row["transaction_id"], 0) + change
         if balance not in (0, 1):
             problems.append(f"{row['transaction_id']}: {row['type']} leaves the balance at {balance}")
         balances[row["transaction_id"]] = balance
