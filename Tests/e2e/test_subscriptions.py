@@ -18,6 +18,7 @@ from invariants import assert_events_follow_transactions
 from notification_support import CERTS, now_ms, post, refunded, send, verify_jws
 from test_notification_sync import UNREACHABLE, simulator_send, synced
 from test_receipt_modes import OwnVerifier
+from test_subscriptions_iapctl import iapctl as sync_iapctl, sim_chain, subscribed
 from support import PAY_30, PAY_98, assert_verify_answer, new_transaction_id, new_user_id, wait_until
 
 SUBSCRIPTION = subscription_notifications.SUBSCRIPTION
@@ -434,3 +435,21 @@ def test_a_renewal_another_user_posts_goes_to_the_chains_user(api, db):
     assert db.transaction(chain.ids[1])["user_id"] == user
     assert db.orders_of(other) == []
     assert chain.row(db)["latest_transaction_id"] == chain.ids[1]
+
+
+def test_a_renewal_only_apples_status_shows_is_delivered_once_by_subscriptions_sync(api, db, simulator):
+    """A server down for the renewal and its DID_RENEW: `iapctl subscriptions sync` reads the chain from Get All
+    Subscription Statuses, delivers the period it has never stored to the chain's user, and moves the chain."""
+    user = new_user_id()
+    chain = subscribed(api, simulator, user, purchase_ms=now_ms() - 40 * 60_000, expires_ms=now_ms() - 10 * 60_000)
+    renewal_id = new_transaction_id()
+    sim_chain(simulator, original_transaction_id=chain["original_transaction_id"], transaction_id=renewal_id,
+              purchase_ms=now_ms() - 10 * 60_000, expires_ms=now_ms() + 20 * 60_000)
+    for _ in range(2):
+        sync_iapctl("subscriptions", "sync", "--user", user)
+        delivered = db.query("SELECT user_id FROM events WHERE transaction_id = %s AND type = 'delivered'", renewal_id)
+        assert delivered == [{"user_id": user}]
+    stored = db.one("SELECT * FROM subscriptions WHERE original_transaction_id = %s", chain["original_transaction_id"])
+    assert (stored["latest_transaction_id"], stored["status"]) == (renewal_id, "active")
+    assert db.transaction(renewal_id)["state"] == "delivered"
+    assert set(entitled(db, user)) == {PAY_30}

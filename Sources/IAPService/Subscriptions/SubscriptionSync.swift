@@ -134,7 +134,9 @@ public struct SubscriptionSync {
             status, period: period, renewalInfo: renewalInfo, transactionSignedDate: transaction.signedDate)
         let store = SubscriptionStore(connection: connection)
         return try connection.transactionRetryingDeadlocks(attempts: 3) {
-            let outcome = try store.apply([change], at: Timestamp.now())
+            let now = Timestamp.now()
+            _ = try SubscriptionRenewals(connection: connection).deliver(transaction, raw: verified.raw, at: now)
+            let outcome = try store.apply([change], at: now)
             let after = try store.locked(item.originalTransactionID)?.state
             let result: String
             switch outcome {
