@@ -12,14 +12,7 @@ struct ChainClaim {
     /// Claims the chain (its `subscriptions` row locked by the caller) when a period of it was
     /// delivered to someone; returns that user, nil when the chain stays unclaimed.
     func claim(_ originalTransactionID: String, at now: Timestamp) throws -> String? {
-        guard let row = try connection.execute(
-            """
-            SELECT user_id FROM transactions
-            WHERE original_transaction_id = ? AND order_id IS NOT NULL AND user_id IS NOT NULL
-            ORDER BY delivered_at, purchase_date LIMIT 1
-            """,
-            [.text(originalTransactionID)]
-        ).first, let userID = row[0] else { return nil }
+        guard let userID = try firstOrder(of: originalTransactionID)?.userID else { return nil }
         try connection.execute(
             "UPDATE subscriptions SET user_id = ?, updated_at = ? WHERE original_transaction_id = ? AND user_id IS NULL",
             [.text(userID), .text(now.sql), .text(originalTransactionID)]
