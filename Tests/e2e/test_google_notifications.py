@@ -137,7 +137,7 @@ def test_a_full_void_refunds_the_delivered_purchase_once(api, db, google):
     assert event_invariant_violations(db) == []
 
 
-def test_a_partial_void_is_stored_and_takes_nothing_back_yet(api, db, google):
+def test_a_partial_void_google_does_not_list_yet_is_stored_and_takes_nothing_back(api, db, google):
     order_id, transaction_id, token = delivered_google_purchase(api, db, google)
     body, authorization = signed_push(google, voided(token, transaction_id, refund_type=2))
     assert push(api, body, authorization).status_code == 204
