@@ -40,23 +40,21 @@ final class CheckedReceiptBatches: Sendable {
         self.verification = verification
     }
 
-    /// Starts the threads; each remembers the rows whose bytes it stored
-    /// (`ReceiptBytesIndex`), as the recorder does.
-    func start(database: Database) {
-        for _ in 0..<Self.threads {
-            startThread(named: "checked-here") { [self] in
-                let store = ReceiptStore(connection: WorkerContext(database: database).connection)
-                var index = ReceiptBytesIndex(capacity: ReceiptRecorder.bytesIndexCapacity)
-                while let batch = queue.pop(upTo: Verification.batchLimit) {
-                    // Past its deadline nothing is delivered (`VerificationDeadline`): the delivery
-                    // threads answer it retry_later and reopen its row for retry-pending.
-                    let now = SystemClock.monotonicNanoseconds()
-                    let onTime = batch.filter { !$0.deadline.isPast(nowNs: now) }
-                    if !onTime.isEmpty, !recordAndDeliverAtOnce(onTime, store: store, index: &index) {
-                        recordThenFinish(onTime, store: store, index: &index)
-                    }
-                    recordThenFinish(batch.filter { $0.deadline.isPast(nowNs: now) }, store: store, index: &index)
+    /// Its threads; each remembers the rows whose bytes it stored (`ReceiptBytesIndex`), as the
+    /// recorder does.
+    func consumers(database: Database) -> QueueConsumers {
+        QueueConsumers(named: "checked-here", threads: Self.threads, close: { [queue] in queue.close() }) { [self] in
+            let store = ReceiptStore(connection: WorkerContext(database: database).connection)
+            var index = ReceiptBytesIndex(capacity: ReceiptRecorder.bytesIndexCapacity)
+            while let batch = queue.pop(upTo: Verification.batchLimit) {
+                // Past its deadline nothing is delivered (`VerificationDeadline`): the delivery
+                // threads answer it retry_later and reopen its row for retry-pending.
+                let now = SystemClock.monotonicNanoseconds()
+                let onTime = batch.filter { !$0.deadline.isPast(nowNs: now) }
+                if !onTime.isEmpty, !recordAndDeliverAtOnce(onTime, store: store, index: &index) {
+                    recordThenFinish(onTime, store: store, index: &index)
                 }
+                recordThenFinish(batch.filter { $0.deadline.isPast(nowNs: now) }, store: store, index: &index)
             }
         }
     }

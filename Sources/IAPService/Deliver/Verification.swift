@@ -58,7 +58,7 @@ final class Verification: Sendable {
     /// rolled back, in all, before the request answers `retry_later`.
     static let attempts = 3
 
-    /// Starts `count` delivery threads, and `reserve` more that take answers only
+    /// `count` delivery threads, and `reserve` more that take answers only
     /// while over `backlogThreshold` wait. Measured on two cores: with 64 calls in
     /// flight, 8 threads delivering at once made new-receipt verification ~20%
     /// slower than 4 (contention); with 2,000 calls in flight and 2 s latency, 4
@@ -68,10 +68,9 @@ final class Verification: Sendable {
     /// 1.66 with 4 threads to 1.10 with 2 and 0.77 with 1, and iap-fcgi's CPU
     /// per verification from 230 to 200 and 186-195 µs (2026-11-24). So one
     /// thread delivers, and 7 join when answers queue up.
-    func startWorkers(count: Int, reserve: Int, database: Database) {
-        for index in 0..<(count + reserve) {
-            let isReserve = index >= count
-            startThread(named: "delivery") { [self] in
+    func workers(count: Int, reserve: Int, database: Database) -> [QueueConsumers] {
+        [(count, false), (reserve, true)].map { threads, isReserve in
+            QueueConsumers(named: "delivery", threads: threads, close: { [queue] in queue.close() }) { [self] in
                 let worker = WorkerContext(database: database)
                 while let batch = isReserve
                     ? queue.popBacklog(upTo: Self.batchLimit) : queue.pop(upTo: Self.batchLimit)

@@ -32,9 +32,10 @@ public final class Service: Sendable {
     /// The threads taking requests: the public accept threads, and the console's. They stop first,
     /// and the requests they took are answered before `background` stops.
     private let serving: WorkerGroup
-    /// The workers behind the requests, started before them. Stopped in reverse: the outbox senders
-    /// (finishes at Apple and Google, refund requests) before Apple's client, so that their calls
-    /// under way complete there; the webhook last.
+    /// The workers behind the requests, started before them and stopped in reverse: whatever calls
+    /// Apple (the outbox senders, the recorder, the signed transactions' batches) before Apple's
+    /// client, so that its calls under way complete there; the threads that deliver Apple's answers
+    /// after it, so that the answers of those calls are delivered; the webhook last.
     private let background: WorkerGroup
 
     /// Delivery threads: each holds a database connection for the step after Apple.
@@ -80,7 +81,7 @@ public final class Service: Sendable {
             try WebhookDispatcher(configuration: $0, caFile: configuration.caFile, database: database)
         }
         let settings = SettingsCache()
-        settings.startRefreshing(from: database)
+        let settingsRefresher = settings.refresher(from: database)
         apple = try AppleClient(endpoints: AppleEndpoints(configuration), waitingLimit: configuration.verifyQueueLimit)
         let apple = self.apple
         // One verifier for the JWS clients post and those Apple's Server API returns: one certificate cache.
@@ -96,22 +97,22 @@ public final class Service: Sendable {
         let verification = Verification(
             bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy, settings: settings,
             queueLimit: configuration.verifyQueueLimit)
-        verification.startWorkers(
+        let deliveryThreads = verification.workers(
             count: Self.deliveryThreads, reserve: Self.reserveDeliveryThreads, database: database)
         let replays = ReplayCache()
         let replayAudit = ReplayAudit(queueLimit: configuration.verifyQueueLimit)
-        replayAudit.start(database: database)
+        let replayAuditThread = replayAudit.consumer(database: database)
         let checker = ReceiptChecker(
             mode: configuration.receiptVerifier, apple: apple, roots: try ReceiptChecker.roots(configuration),
             confirmation: appStoreServer.map(ServerAPIConfirmation.init))
         let checkedReceipts = CheckedReceiptBatches(verification: verification, queueLimit: configuration.verifyQueueLimit)
-        checkedReceipts.start(database: database)
+        let checkedHereThreads = checkedReceipts.consumers(database: database)
         let recorder = ReceiptRecorder(
             checker: checker, verification: verification, checkedReceipts: checkedReceipts,
             replays: replays, replayAudit: replayAudit,
             queueLimit: configuration.verifyQueueLimit,
             deadlineBudgetMs: VerificationDeadline.budgetMs(appleTimeoutMs: configuration.appleTimeoutMs))
-        recorder.start(database: database)
+        let recorderThread = recorder.consumer(database: database)
         let fetches = appStoreServer.map {
             SignedTransactionFetches(client: $0, verifier: signedData, appleTimeoutMs: configuration.appleTimeoutMs)
         }
@@ -119,7 +120,7 @@ public final class Service: Sendable {
             delivery: SignedTransactionDelivery(
                 bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy, settings: settings),
             fetches: fetches, queueLimit: configuration.verifyQueueLimit)
-        signedTransactions.start(count: Self.signedTransactionThreads, database: database)
+        let signedBatchThreads = signedTransactions.consumers(count: Self.signedTransactionThreads, database: database)
         let transactions = TransactionsRoute(verifier: signedData, batches: signedTransactions, fetches: fetches)
         googlePurchases = try GooglePurchaseVerifier.started(
             configuration: configuration, settings: settings, apple: apple, database: database)
@@ -149,10 +150,13 @@ public final class Service: Sendable {
             threads: configuration.acceptThreads, listener: listener, router: router, inflight: inflight,
             database: database)
         serving = WorkerGroup(([console, acceptor] as [(any Worker)?]).compactMap { $0 })
-        let backgroundWorkers: [WorkerThreads?] = [
-            webhook.map { WorkerThreads($0) }, WorkerThreads(apple), consumption.map { WorkerThreads($0) },
-            googlePurchases?.finisher, finisher.map { WorkerThreads($0) },
-        ]
+        let deliveringAppleAnswers: [any Worker] = deliveryThreads + [checkedHereThreads]
+        let callingApple: [any Worker] = [signedBatchThreads, recorderThread]
+        let backgroundWorkers: [WorkerThreads?] =
+            [webhook.map { WorkerThreads($0) }] + deliveringAppleAnswers.map { WorkerThreads($0) }
+            + [WorkerThreads(apple)] + callingApple.map { WorkerThreads($0) }
+            + [consumption.map { WorkerThreads($0) }, googlePurchases?.finisher, finisher.map { WorkerThreads($0) }]
+            + [WorkerThreads(replayAuditThread), WorkerThreads(settingsRefresher)]
         background = WorkerGroup(backgroundWorkers.compactMap { $0 })
     }
 

@@ -73,14 +73,12 @@ final class SignedTransactionBatches: Sendable {
         self.fetches = fetches
     }
 
-    /// Starts `count` threads, each with a database connection of its own.
-    func start(count: Int, database: Database) {
-        for _ in 0..<count {
-            startThread(named: "signed-batches") { [self] in
-                let connection = WorkerContext(database: database).connection
-                while let batch = queue.pop(upTo: Self.batchLimit) {
-                    handle(batch, connection: connection)
-                }
+    /// `count` threads, each with a database connection of its own.
+    func consumers(count: Int, database: Database) -> QueueConsumers {
+        QueueConsumers(named: "signed-batches", threads: count, close: { [queue] in queue.close() }) { [self] in
+            let connection = WorkerContext(database: database).connection
+            while let batch = queue.pop(upTo: Self.batchLimit) {
+                handle(batch, connection: connection)
             }
         }
     }

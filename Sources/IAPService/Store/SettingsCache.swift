@@ -30,16 +30,11 @@ final class SettingsCache: @unchecked Sendable {
 
     var current: Snapshot { snapshot.withLock { $0 } }
 
-    /// Reads the settings once now, then keeps refreshing on its own thread.
-    func startRefreshing(from database: Database) {
+    /// Reads the settings once now; the worker returned keeps refreshing them on its own thread.
+    func refresher(from database: Database) -> SettingsRefresher {
         let connection = database.connection()
         refresh(connection)
-        startThread(named: "settings") { [self] in
-            while true {
-                sleep(Self.refreshIntervalSeconds)
-                refresh(connection)
-            }
-        }
+        return SettingsRefresher(cache: self, connection: connection)
     }
 
     /// Reads the settings now; on failure the last values stay.

@@ -66,9 +66,9 @@ final class ReceiptRecorder: Sendable {
         self.deadlineBudgetMs = deadlineBudgetMs
     }
 
-    /// Starts the recording thread, with a database connection of its own.
-    func start(database: Database) {
-        startThread(named: "recorder") { [self] in
+    /// The recording thread, with a database connection of its own.
+    func consumer(database: Database) -> QueueConsumers {
+        QueueConsumers(named: "recorder", threads: 1, close: { [queue] in queue.close() }) { [self] in
             let store = ReceiptStore(connection: WorkerContext(database: database).connection)
             var index = ReceiptBytesIndex(capacity: Self.bytesIndexCapacity)
             while let batch = queue.pop(upTo: Self.batchLimit) {

@@ -35,8 +35,8 @@ final class ReplayAudit: Sendable {
         queue = WorkQueue(limit: queueLimit)
     }
 
-    func start(database: Database) {
-        startThread(named: "replay-audit") { [self] in
+    func consumer(database: Database) -> QueueConsumers {
+        QueueConsumers(named: "replay-audit", threads: 1, close: { [queue] in queue.close() }) { [self] in
             let connection = WorkerContext(database: database).connection
             while let batch = queue.pop(upTo: Self.batchLimit) {
                 write(batch, connection: connection)
