@@ -1,3 +1,5 @@
+import Dispatch
+import IAPCore
 @testable import IAPService
 import Synchronization
 import XCTest
@@ -13,10 +15,12 @@ final class WorkerGroupTests: XCTestCase {
         XCTAssertTrue(waitUntil { journal.entries.filter { $0.hasPrefix("run ") }.count == 3 })
         XCTAssertEqual(journal.entries.filter { $0.hasPrefix("run ") }.sorted(), ["run apple", "run consumption", "run finish"])
         group.stop()
-        // "returned" comes before the next worker's "wake": each is joined before the previous one stops.
-        XCTAssertEqual(
-            journal.entries.filter { !$0.hasPrefix("run ") },
-            ["wake finish", "returned finish", "wake consumption", "returned consumption", "wake apple", "returned apple"])
+        let entries = journal.entries
+        XCTAssertEqual(entries.filter { $0.hasPrefix("returned ") }, ["returned finish", "returned consumption", "returned apple"])
+        // Each is joined before the one before it is asked to stop.
+        let position = { (entry: String) in entries.firstIndex(of: entry) ?? -1 }
+        XCTAssertLessThan(position("returned finish"), position("wake consumption"))
+        XCTAssertLessThan(position("returned consumption"), position("wake apple"))
     }
 
     func testStopEndsASleepAtOnce() {
@@ -59,6 +63,25 @@ final class WorkerGroupTests: XCTestCase {
         threads.stop()
         threads.stop()
         XCTAssertEqual(journal.entries.filter { $0 == "returned twice" }.count, 1)
+    }
+
+    func testStoppingQueueConsumersClosesTheQueueOnceWhatItHeldIsDone() {
+        let queue = WorkQueue<Int>(limit: QueueLimit())
+        let done = Mutex<[Int]>([])
+        let gate = DispatchSemaphore(value: 0)
+        let consumers = QueueConsumers(named: "consumers", threads: 2, close: { queue.close() }) {
+            while let job = queue.pop() {
+                if job == 0 { gate.wait() }  // the first job holds its thread until the stop is under way
+                done.withLock { $0.append(job) }
+            }
+        }
+        let threads = WorkerThreads(consumers)
+        threads.start()
+        for job in 0..<5 { XCTAssertTrue(queue.push(job, bytes: 1)) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(50)) { gate.signal() }
+        threads.stop()
+        XCTAssertEqual(done.withLock { $0 }.sorted(), [0, 1, 2, 3, 4])
+        XCTAssertNil(queue.pop())
     }
 
     /// Polls `condition` for up to 10 s.
