@@ -21,7 +21,7 @@ def promtool(*arguments):
 def test_alert_rules_are_valid():
     result = promtool("check", "rules", str(RULES))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "SUCCESS: 15 rules found" in result.stdout + result.stderr
+    assert "SUCCESS: 17 rules found" in result.stdout + result.stderr
 
 
 def test_every_alert_fires_when_it_should_and_only_then():
@@ -34,5 +34,6 @@ def test_every_alert_has_a_test_and_the_issue_alerts_exist():
     tested = {case["alertname"] for test in yaml.safe_load(RULE_TESTS.read_text())["tests"]
               for case in test.get("alert_rule_test", [])}
     assert alerts == tested, f"alerts without a test: {sorted(alerts - tested)}"
-    for wanted in ("IAPAppleFailing", "IAPRetryPendingBacklogGrowing", "IAPWebhookFailing", "IAPCertificateExpiringSoon"):
+    for wanted in ("IAPAppleFailing", "IAPRetryPendingBacklogGrowing", "IAPWebhookFailing", "IAPCertificateExpiringSoon",
+                   "IAPGoogleAcknowledgeDeadlineNear", "IAPGoogleAcknowledgeDeadlineImminent"):
         assert wanted in alerts
