@@ -204,7 +204,7 @@ def cluster(nodes, run_dir):
 def run_burst(name, cluster, instance_sockets, renewals):
     """Every renewal arriving its ways through every instance at once, each chain's requests released
     together and all chains at the same time; then the checks on every node. Returns the ledger of the
-    verify answers and the certification failures."""
+    verify answers."""
     ledger = Ledger(name)
     answers = Answers(ledger)
     failures_before, retries_before = cluster.certification_failures(), cluster.service_retries()
