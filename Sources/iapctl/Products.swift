@@ -12,10 +12,11 @@ struct Products: ParsableCommand {
         func run() throws {
             let connection = try AdminDatabase.connect()
             let rows = try connection.execute(
-                "SELECT product_id, price, currency, active, title FROM products ORDER BY product_id").rows
+                "SELECT product_id, price, currency, active, type, title FROM products ORDER BY product_id").rows
             for row in rows {
                 let active = row[3] == "1" ? "active" : "inactive"
-                print([row[0] ?? "", row[1] ?? "", row[2] ?? "", active, row[4] ?? ""].joined(separator: "\t"))
+                print([row[0] ?? "", row[1] ?? "", row[2] ?? "", active, row[4] ?? "", row[5] ?? ""]
+                    .joined(separator: "\t"))
             }
         }
     }
@@ -39,6 +40,11 @@ struct Products: ParsableCommand {
         @Flag(help: "Add it retired: no new orders.")
         var inactive = false
 
+        @Option(help: ArgumentHelp(
+            "What it is: consumable (the default: Google consumes it), non_consumable or subscription (Google acknowledges it). Left out: a new product is consumable, an existing one keeps its type.",
+            valueName: "type"))
+        var type: ProductType?
+
         func validate() throws {
             guard !productID.isEmpty, productID.unicodeScalars.count <= 128 else {
                 throw ValidationError("a product id is 1 to 128 characters")
@@ -53,13 +59,19 @@ struct Products: ParsableCommand {
             let connection = try AdminDatabase.connect()
             try connection.execute(
                 """
-                INSERT INTO products (product_id, title, price, currency, active) VALUES (?, ?, ?, ?, ?)
+                INSERT INTO products (product_id, title, price, currency, active, type)
+                VALUES (?, ?, ?, ?, ?, COALESCE(?, 'consumable'))
                 ON DUPLICATE KEY UPDATE title = VALUES(title), price = VALUES(price), currency = VALUES(currency),
-                  active = VALUES(active)
+                  active = VALUES(active), type = COALESCE(?, type)
                 """,
                 [.text(productID), .text(title), .text(Price(price)!.description), .text(currency),
-                 .integer(inactive ? 0 : 1)])
-            print("\(productID)\t\(Price(price)!.description)\t\(currency)\t\(inactive ? "inactive" : "active")")
+                 .integer(inactive ? 0 : 1), .optional(type?.rawValue), .optional(type?.rawValue)])
+            let stored = try connection.execute("SELECT type FROM products WHERE product_id = ?", [.text(productID)])
+                .first?[0] ?? nil
+            print("\(productID)\t\(Price(price)!.description)\t\(currency)\t\(inactive ? "inactive" : "active")\t\(stored ?? "")")
         }
     }
 }
+
+/// `--type consumable|non_consumable|subscription`, as `products.type` spells it.
+extension ProductType: ExpressibleByArgument {}

@@ -1,8 +1,11 @@
 """docs/api.md "POST /v1/notifications/google": a PURCHASED push (oneTimeProductNotification 1) reads the
 purchase from the Google Play double with productsv2 and delivers it exactly once, as a verify does, to the
 order its obfuscatedExternalAccountId names; a paid purchase naming no order here waits `unclaimed` for the
-first verify that shows it; a purchase Google still has PENDING is never delivered; CANCELED (2) is stored."""
+first verify that shows it; a purchase Google still has PENDING is never delivered; CANCELED (2) is stored.
+And docs/tables.md `products.type`: a product that is not consumable is acknowledged at Google, never
+consumed."""
 import hashlib
+import uuid
 
 import requests
 
@@ -112,3 +115,27 @@ def test_a_canceled_push_is_stored_and_delivers_nothing(api, db, google, create_
     assert stored_purchase(db, bought["purchase_token"]) is None
     assert db.order(order)["status"] == "created"
 
+
+def test_a_product_that_is_not_consumable_is_acknowledged_not_consumed(api, db, google, iapctl):
+    product_id = f"com.example.game.unlock.{uuid.uuid4().hex[:12]}"
+    iapctl("products", "add", product_id, "--price", "6.00", "--title", "level pack", "--type", "non_consumable")
+    assert f"{product_id}\t6.00\tCNY\tactive\tnon_consumable\tlevel pack" in iapctl("products", "list")
+    # Changed without --type, it keeps its type.
+    iapctl("products", "add", product_id, "--price", "6.00", "--title", "level pack")
+    assert db.scalar("SELECT type FROM products WHERE product_id = %s", product_id) == "non_consumable"
+    bought = purchase(google, product_id=product_id)
+    user = new_user_id()
+
+    def delivered():
+        answer = verify(api, bought, user)
+        return answer if answer.json()["status"] == "delivered" else None
+
+    # The service reads the catalog every 2 seconds: until then the product is rejected, nothing stored.
+    assert_verify_answer(wait_until(delivered, 10, "the new product delivered"), "delivered")
+    wait_until(lambda: at_google(google, bought["purchase_token"])["acknowledged"], 10,
+               "the purchase acknowledged at Google")
+    assert at_google(google, bought["purchase_token"])["consumed"] is False
+    assert [c["status"] for c in calls(google, "acknowledge", bought["purchase_token"])] == [200]
+    assert calls(google, "consume", bought["purchase_token"]) == []
+    wait_until(lambda: db.one("SELECT finished_at FROM transactions WHERE transaction_id = %s",
+                              bought["order_id"])["finished_at"], 10, "finished_at written")

@@ -91,8 +91,8 @@ struct GooglePurchaseDelivery {
         ).requireRows(1, "UPDATE transactions store google_play")
     }
 
-    /// The consume (every product here: the catalog has no product type, so every one counts as
-    /// consumable, which also acknowledges) owed to Google, due at once, before Google's 3 days.
+    /// The consume (a consumable product, `products.type`: consuming also acknowledges) or the
+    /// acknowledge (any other type) owed to Google, due at once, before Google's 3 days.
     private func owe(_ input: Input, transactionID: String, at now: Timestamp) throws(MariaDBError) {
         let purchasedMs = input.purchase.completionTimeMilliseconds ?? now.milliseconds
         try connection.execute(
@@ -102,9 +102,16 @@ struct GooglePurchaseDelivery {
             ON DUPLICATE KEY UPDATE transaction_id = google_finishes.transaction_id
             """,
             [
-                .text(transactionID), .text(GoogleFinishAction.consume.rawValue), .text(input.request.packageName),
+                .text(transactionID), .text(try finishAction(productID: input.request.productID).rawValue),
+                .text(input.request.packageName),
                 .text(now.sql), .text(AppleDate.sqlDateTime(ms: purchasedMs + Self.acknowledgeWithinMs)), .text(now.sql),
             ])
     }
 
+    /// Consume unless the catalog says the product is kept (`non_consumable`) or a subscription.
+    private func finishAction(productID: String) throws(MariaDBError) -> GoogleFinishAction {
+        let type = try connection.execute("SELECT type FROM products WHERE product_id = ?", [.text(productID)])
+            .first?[0] ?? nil
+        return ProductType(stored: type).isConsumedAtGoogle ? .consume : .acknowledge
+    }
 }
