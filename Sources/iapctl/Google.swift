@@ -9,7 +9,7 @@ import IAPService
 struct Google: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Google Play one-time products.",
-        subcommands: [VoidedSync.self])
+        subcommands: [VoidedSync.self, Lookup.self])
 
     /// Google Play's API for one command, or the operator's error: not configured, a bad variable.
     static func query() throws -> GooglePlayQuery {

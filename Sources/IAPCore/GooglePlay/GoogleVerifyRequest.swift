@@ -68,7 +68,7 @@ public struct GoogleVerifyRequest: Equatable, Sendable {
 
     /// 1 to 4096 printable ASCII characters (`!` to `~`, no space): what Google's
     /// tokens are made of, and what a URL path segment and the column can carry.
-    static func isPurchaseToken(_ text: String) -> Bool {
+    public static func isPurchaseToken(_ text: String) -> Bool {
         (1...maxPurchaseTokenLength).contains(text.utf8.count) && text.utf8.allSatisfy { (0x21...0x7E).contains($0) }
     }
 
