@@ -3,7 +3,8 @@ stack variables exported, from the repository's folder), and each command's outp
 README shows under it, `…` standing for anything. Against this stack, the local run's address
 (http://127.0.0.1:8080) becomes this stack's, and the local run's folder (/tmp/iap-local, where the
 simulator's helpers find their certificates when no IAP_RUN is exported) becomes this stack's IAP_RUN:
-the only changes made to the README's text."""
+the only changes made to the README's text. The Android example after it runs the same way, the local
+run's Google Play double made this stack's."""
 import os
 import re
 import subprocess
@@ -11,20 +12,21 @@ import subprocess
 from conftest import REPO
 
 LOCAL_RUN_URL = "http://127.0.0.1:8080"
+# The local run's Google Play double (control port), in the Android example.
+LOCAL_GOOGLE_CONTROL_URL = "http://127.0.0.1:9547"
 LOCAL_RUN_DIRECTORY = "/tmp/iap-local"
 # Printed after each command, so that the output splits into each command's own.
 END_OF_COMMAND = "----- end of a README command -----"
 
 
-def readme_example():
-    """[(command, [expected output lines])] of the first fenced block of `$ ` commands in README.md."""
+def readme_example(index=0):
+    """[(command, [expected output lines])] of the fenced block of `$ ` commands in README.md numbered
+    `index` (0: the first, the Apple example; 1: the Android one)."""
     text = (REPO / "README.md").read_text()
-    for block in re.findall(r"^```sh\n(.*?)^```$", text, re.MULTILINE | re.DOTALL):
-        lines = block.splitlines()
-        if lines and lines[0].startswith("$ "):
-            break
-    else:
-        raise AssertionError("README.md has no ```sh block of `$ ` commands")
+    blocks = [block.splitlines() for block in re.findall(r"^```sh\n(.*?)^```$", text, re.MULTILINE | re.DOTALL)
+              if block.startswith("$ ")]
+    assert len(blocks) > index, f"README.md has {len(blocks)} ```sh blocks of `$ ` commands"
+    lines = blocks[index]
     steps = []
     for line in lines:
         if line.startswith("$ "):
@@ -46,10 +48,27 @@ def test_the_readme_example_is_about_the_local_run():
 
 
 def test_the_readme_example_works_as_printed(run_dir, base_url):
-    steps = readme_example()
+    run_as_printed(readme_example(), run_dir, base_url)
+
+
+def test_the_readme_android_example_works_as_printed(run_dir, base_url, google):
+    steps = readme_example(1)
+    assert any(LOCAL_GOOGLE_CONTROL_URL in command for command, _ in steps), "the Google Play double is not used"
+    assert sum("/v1/google/purchases/verify" in command for command, _ in steps) == 2
+    run_as_printed(steps, run_dir, base_url, {LOCAL_GOOGLE_CONTROL_URL: google})
+
+
+def run_as_printed(steps, run_dir, base_url, addresses=None):
+    """Runs the steps in one new bash, the local run's addresses made this stack's; checks each output."""
+    changes = {LOCAL_RUN_URL: base_url, LOCAL_RUN_DIRECTORY: str(run_dir), **(addresses or {})}
+
+    def here(command):
+        for local, this_stack in changes.items():
+            command = command.replace(local, this_stack)
+        return command
+
     script = "set -eo pipefail\n" + "".join(
-        f"{command.replace(LOCAL_RUN_URL, base_url).replace(LOCAL_RUN_DIRECTORY, str(run_dir))}\n"
-        f"printf '\\n%s\\n' '{END_OF_COMMAND}'\n" for command, _ in steps)
+        f"{here(command)}\nprintf '\\n%s\\n' '{END_OF_COMMAND}'\n" for command, _ in steps)
     # A new shell: PATH and HOME, and IAP_RUN in place of the local run's folder, which the helpers use when
     # nothing is exported.
     env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/root"), "IAP_RUN": str(run_dir)}
