@@ -110,6 +110,9 @@ let package = Package(
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
+            // The console's templates and stylesheet, built into the binary (`PackageResources`): the
+            // service reads no file at run time, and the Debian package ships the binaries alone.
+            resources: [.embedInCode("Console/Templates")],
             swiftSettings: swiftSettings
         ),
         .executableTarget(

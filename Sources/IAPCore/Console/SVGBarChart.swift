@@ -1,7 +1,6 @@
-/// A bar chart as SVG markup, drawn on the server: one group of bars per day,
-/// one bar per series, a legend, the largest value on the axis. Every text in
-/// it (labels, series names) is escaped here, so the markup can be placed in a
-/// page as it is.
+/// A bar chart's drawing, worked out on the server: one group of bars per day, one bar per series, a
+/// legend, the largest value on the axis. This is geometry and text only; the console draws it through
+/// its `chart` template, which HTML-escapes every text here (labels, series names) as it does the pages'.
 public struct SVGBarChart: Sendable {
     public struct Series: Sendable {
         public let name: String
@@ -12,6 +11,38 @@ public struct SVGBarChart: Sendable {
             self.name = name
             self.values = values
         }
+    }
+
+    /// One bar: its rectangle (numbers as the chart writes them), colour and tooltip.
+    public struct Bar: Sendable, Equatable {
+        public let x, y, width, height: String
+        public let fill: String
+        /// "day series: value", the series' name whole.
+        public let tooltip: String
+    }
+
+    /// A day under its bars: the month and day of its date, written from `x`.
+    public struct DayLabel: Sendable, Equatable {
+        public let x: String
+        public let text: String
+    }
+
+    /// One day's bars, and its label (every day's when there are at most 16, else some).
+    public struct Day: Sendable, Equatable {
+        public let bars: [Bar]
+        public let label: DayLabel?
+    }
+
+    /// One series in the legend: a coloured box at (`x`, `y` - 8) and its name written from (`x` + 12,
+    /// `y`), cut when long (whole in its tooltip).
+    public struct LegendEntry: Sendable, Equatable {
+        public let x, y: Int
+        public let fill: String
+        public let name: String
+        public let shown: String
+
+        public var boxY: Int { y - 8 }
+        public var textX: Int { x + 12 }
     }
 
     public let title: String
@@ -32,51 +63,59 @@ public struct SVGBarChart: Sendable {
         self.series = series
     }
 
-    public var svg: String {
-        let width = Self.width, height = Self.height
-        let plotWidth = width - Self.margin.left - 8
-        let plotHeight = height - Self.margin.top - Self.margin.bottom
-        let maximum = series.flatMap(\.values).max() ?? 0
-        let scale = maximum > 0 ? Double(plotHeight) / maximum : 0
-        var out = "<svg xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" class=\"chart\" "
-            + "viewBox=\"0 0 \(width) \(height)\" width=\"\(width)\" height=\"\(height)\">"
-        out += "<title>\(Self.escape(title))</title>"
-        out += "<text x=\"4\" y=\"16\" class=\"chart-title\">\(Self.escape(title))</text>"
-        let baseline = Self.margin.top + plotHeight
-        out += "<line x1=\"\(Self.margin.left)\" y1=\"\(baseline)\" x2=\"\(width - 8)\" y2=\"\(baseline)\" stroke=\"#999\"/>"
-        out += "<text x=\"\(Self.margin.left - 4)\" y=\"\(Self.margin.top + 4)\" text-anchor=\"end\">\(Self.number(maximum))</text>"
-        out += "<text x=\"\(Self.margin.left - 4)\" y=\"\(baseline)\" text-anchor=\"end\">0</text>"
-        if days.isEmpty || series.isEmpty {
-            out += "<text x=\"\(width / 2)\" y=\"\(Self.margin.top + plotHeight / 2)\" text-anchor=\"middle\">no data in this range</text>"
-            return out + "</svg>"
-        }
-        let groupWidth = Double(plotWidth) / Double(days.count)
+    static var plotWidth: Int { width - margin.left - 8 }
+    static var plotHeight: Int { height - margin.top - margin.bottom }
+    /// The y of the bars' base line.
+    public static var baseline: Int { margin.top + plotHeight }
+    public static var axisX: Int { margin.left }
+    /// Where the axis' numbers end (they are right-aligned there), and where the largest one sits.
+    public static var axisLabelX: Int { margin.left - 4 }
+    public static var axisTopY: Int { margin.top + 4 }
+    public static var baselineEndX: Int { width - 8 }
+    public static var dayLabelY: Int { baseline + 14 }
+    /// Where "no data in this range" is written.
+    public static var emptyMessage: (x: Int, y: Int) { (width / 2, margin.top + plotHeight / 2) }
+
+    /// False when there is no day or no series: the chart then draws its axis and says so.
+    public var hasData: Bool { !days.isEmpty && !series.isEmpty }
+
+    public var maximum: Double { series.flatMap(\.values).max() ?? 0 }
+
+    /// The largest value, as the axis writes it.
+    public var maximumLabel: String { Self.number(maximum) }
+
+    public var dayGroups: [Day] {
+        guard hasData else { return [] }
+        let scale = maximum > 0 ? Double(Self.plotHeight) / maximum : 0
+        let groupWidth = Double(Self.plotWidth) / Double(days.count)
         let barWidth = max(1, groupWidth * 0.8 / Double(series.count))
-        for (dayIndex, day) in days.enumerated() {
+        let labelEvery = days.count <= 16 ? 1 : (days.count + 15) / 16
+        return days.enumerated().map { dayIndex, day in
             let groupX = Double(Self.margin.left) + groupWidth * Double(dayIndex) + groupWidth * 0.1
-            for (seriesIndex, one) in series.enumerated() {
+            let bars = series.enumerated().map { seriesIndex, one in
                 let value = dayIndex < one.values.count ? one.values[dayIndex] : 0
                 let barHeight = value * scale
-                let x = groupX + barWidth * Double(seriesIndex)
-                out += "<rect x=\"\(Self.number(x))\" y=\"\(Self.number(Double(baseline) - barHeight))\" "
-                    + "width=\"\(Self.number(barWidth))\" height=\"\(Self.number(barHeight))\" "
-                    + "fill=\"\(Self.palette[seriesIndex % Self.palette.count])\">"
-                    + "<title>\(Self.escape(day)) \(Self.escape(one.name)): \(Self.number(value))</title></rect>"
+                return Bar(
+                    x: Self.number(groupX + barWidth * Double(seriesIndex)),
+                    y: Self.number(Double(Self.baseline) - barHeight),
+                    width: Self.number(barWidth), height: Self.number(barHeight),
+                    fill: Self.palette[seriesIndex % Self.palette.count],
+                    tooltip: "\(day) \(one.name): \(Self.number(value))")
             }
-            if days.count <= 16 || dayIndex % ((days.count + 15) / 16) == 0 {
-                out += "<text x=\"\(Self.number(groupX))\" y=\"\(baseline + 14)\" class=\"chart-day\">"
-                    + "\(Self.escape(String(day.suffix(5))))</text>"
-            }
+            let label = dayIndex % labelEvery == 0 ? DayLabel(x: Self.number(groupX), text: String(day.suffix(5))) : nil
+            return Day(bars: bars, label: label)
         }
-        for (seriesIndex, one) in series.enumerated() {
-            let x = Self.margin.left + (seriesIndex % 4) * 170
-            let y = baseline + 28 + (seriesIndex / 4) * 12
-            out += "<rect x=\"\(x)\" y=\"\(y - 8)\" width=\"8\" height=\"8\" fill=\"\(Self.palette[seriesIndex % Self.palette.count])\"/>"
+    }
+
+    public var legend: [LegendEntry] {
+        guard hasData else { return [] }
+        return series.enumerated().map { seriesIndex, one in
             // 170 pixels a name: a longer one is cut there, and whole in its tooltip.
             let shown = one.name.count > Self.legendCharacters ? one.name.prefix(Self.legendCharacters - 1) + "…" : one.name
-            out += "<text x=\"\(x + 12)\" y=\"\(y)\"><title>\(Self.escape(one.name))</title>\(Self.escape(shown))</text>"
+            return LegendEntry(
+                x: Self.margin.left + (seriesIndex % 4) * 170, y: Self.baseline + 28 + (seriesIndex / 4) * 12,
+                fill: Self.palette[seriesIndex % Self.palette.count], name: one.name, shown: shown)
         }
-        return out + "</svg>"
     }
 
     /// A value as the chart writes it: at most two decimals, no trailing zeros.
@@ -84,23 +123,6 @@ public struct SVGBarChart: Sendable {
         let hundredths = (value * 100).rounded()
         if hundredths.truncatingRemainder(dividingBy: 100) == 0 { return String(Int64(hundredths / 100)) }
         return String(Double(Int64(hundredths)) / 100)
-    }
-
-    /// Text for SVG or HTML: `& < > " '` as character references.
-    public static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(character)
-            }
-        }
-        return out
     }
 }
 

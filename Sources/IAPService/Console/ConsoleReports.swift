@@ -66,6 +66,6 @@ struct ConsoleReports {
 
     private func chart(_ title: String, _ rows: [(day: String, name: String, value: Double)]) -> String {
         let arranged = ChartSeries.arrange(rows)
-        return SVGBarChart(title: title, days: arranged.days, series: arranged.series).svg
+        return ConsoleTemplates.render(SVGBarChart(title: title, days: arranged.days, series: arranged.series))
     }
 }

@@ -16,31 +16,33 @@ final class SVGBarChartTests: XCTestCase {
     func testBarsScaleToTheLargestValue() {
         let chart = SVGBarChart(
             title: "t", days: ["2026-11-01", "2026-11-02"], series: [.init(name: "a", values: [1, 2])])
-        let svg = chart.svg
-        XCTAssertTrue(svg.hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\""))
-        XCTAssertTrue(svg.hasSuffix("</svg>"))
-        let plotHeight = SVGBarChart.height - SVGBarChart.margin.top - SVGBarChart.margin.bottom
-        XCTAssertTrue(svg.contains("height=\"\(plotHeight)\""), "the largest bar fills the plot")
-        XCTAssertTrue(svg.contains("height=\"\(plotHeight / 2)\""), "half the value, half the height")
-    }
-
-    func testTextIsEscaped() {
-        let svg = SVGBarChart(
-            title: "<script>alert(1)</script>", days: ["2026-11-01"],
-            series: [.init(name: "x\"><script>'", values: [1])]).svg
-        XCTAssertFalse(svg.contains("<script>"))
-        XCTAssertTrue(svg.contains("x&quot;&gt;&lt;script&gt;&#39;"))
+        let heights = chart.dayGroups.flatMap(\.bars).map(\.height)
+        XCTAssertEqual(heights, ["\(SVGBarChart.plotHeight / 2)", "\(SVGBarChart.plotHeight)"], "the largest bar fills the plot")
+        XCTAssertEqual(chart.maximumLabel, "2")
+        XCTAssertEqual(chart.dayGroups.flatMap(\.bars).map(\.y), ["\(SVGBarChart.baseline - SVGBarChart.plotHeight / 2)", "28"])
     }
 
     func testLongNamesAreCutInTheLegendOnly() {
         let name = String(repeating: "p", count: 40) + " CNY"
-        let svg = SVGBarChart(title: "t", days: ["2026-11-01"], series: [.init(name: name, values: [1])]).svg
-        XCTAssertTrue(svg.contains("<title>\(name)</title>\(String(repeating: "p", count: 25))…</text>"))
-        XCTAssertTrue(svg.contains("2026-11-01 \(name): 1</title>"), "the bar's tooltip names it whole")
+        let chart = SVGBarChart(title: "t", days: ["2026-11-01"], series: [.init(name: name, values: [1])])
+        XCTAssertEqual(chart.legend.map(\.shown), [String(repeating: "p", count: 25) + "…"])
+        XCTAssertEqual(chart.legend.map(\.name), [name])
+        XCTAssertEqual(chart.dayGroups.flatMap(\.bars).map(\.tooltip), ["2026-11-01 \(name): 1"], "the bar's tooltip names it whole")
     }
 
-    func testEmptyRangeSaysSo() {
-        XCTAssertTrue(SVGBarChart(title: "t", days: [], series: []).svg.contains("no data in this range"))
+    func testDaysAreLabelledSomeWhenMany() {
+        let days = (1...30).map { "2026-11-\($0 < 10 ? "0" : "")\($0)" }
+        let chart = SVGBarChart(title: "t", days: days, series: [.init(name: "a", values: days.map { _ in 1 })])
+        XCTAssertEqual(chart.dayGroups.compactMap(\.label?.text), ["11-01", "11-03", "11-05", "11-07", "11-09", "11-11", "11-13",
+            "11-15", "11-17", "11-19", "11-21", "11-23", "11-25", "11-27", "11-29"])
+    }
+
+    func testEmptyRangeHasNoBarsAndNoLegend() {
+        let chart = SVGBarChart(title: "t", days: [], series: [.init(name: "a", values: [])])
+        XCTAssertFalse(chart.hasData)
+        XCTAssertTrue(chart.dayGroups.isEmpty)
+        XCTAssertTrue(chart.legend.isEmpty)
+        XCTAssertEqual(chart.maximumLabel, "0")
     }
 
     func testNumbersHaveAtMostTwoDecimals() {
