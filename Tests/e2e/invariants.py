@@ -174,7 +174,8 @@ def assert_events_follow_transactions(db, transaction_ids=None):
     migration 006 made the table):
 
     - the goods an events stream grants (delivered + refund_reversed - refunded) are 1 for a
-      delivered transaction and 0 for any other: a delivered transaction has exactly one
+      delivered transaction and 0 for any other (Google's partial refunds take it back together, once
+      their refunded quantities add up to the purchase's quantity): a delivered transaction has exactly one
       `delivered` event without a later `refunded`, and every refund of a delivered transaction
       has its `refunded` event;
     - the events name the transaction's own order and user.
@@ -190,9 +191,13 @@ def assert_events_follow_transactions(db, transaction_ids=None):
     unbalanced = db.query(
         "SELECT t.transaction_id, t.state,"
         " COALESCE(SUM(e.type IN ('delivered', 'refund_reversed')), 0) AS granted,"
-        " COALESCE(SUM(e.type = 'refunded'), 0) AS taken_back"
+        # A Google quantity-based partial refund's `refunded` event (refunded_quantity set) takes back part of
+        # the purchase: such events together take it back once they add up to its quantity.
+        " COALESCE(SUM(e.type = 'refunded' AND e.refunded_quantity IS NULL), 0)"
+        " + (COALESCE(SUM(CASE WHEN e.type = 'refunded' THEN e.refunded_quantity END), 0) >= t.quantity)"
+        " AS taken_back"
         f" FROM transactions t LEFT JOIN events e ON e.transaction_id = t.transaction_id WHERE {in_scope}"
-        " GROUP BY t.transaction_id, t.state"
+        " GROUP BY t.transaction_id, t.state, t.quantity"
         " HAVING granted - taken_back <> (t.state = 'delivered') OR taken_back > granted"
         " LIMIT 20", *args)
     assert not unbalanced, f"transactions whose events do not match their state: {unbalanced}"

@@ -105,7 +105,7 @@ def test_alert_rules_load_and_evaluate_in_prometheus(prometheus):
         return loaded if loaded and all(rule.get("lastEvaluation", "").startswith("2") for rule in loaded) else None
 
     loaded = wait_until(rules, 15, "every alert rule evaluated once")
-    assert len(loaded) == 15
+    assert len(loaded) == len(re.findall(r"^\s*- alert:", RULES.read_text(), re.M)), "every rule of the file loaded"
     assert all(rule["health"] == "ok" for rule in loaded), [(r["name"], r.get("lastError")) for r in loaded]
     # A healthy stack with a fresh test root fires nothing.
     firing = [rule["name"] for rule in loaded if rule["state"] == "firing"]
