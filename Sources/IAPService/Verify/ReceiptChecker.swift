@@ -54,8 +54,8 @@ final class ReceiptChecker: Sendable {
     func check(
         receiptBase64: String, deadline: Deadline, completion: @escaping ReceiptConversation.Completion
     ) -> Bool {
-        guard let bytes = appReceiptCheckedHere(receiptBase64) else {
-            // verifyReceipt, also for an iOS 6 transaction receipt in every mode.
+        let (route, bytes) = route(receiptBase64)
+        guard case .checkHere(let thenConfirm) = route, let bytes else {
             ServiceMetrics.receiptVerification(mode: .apple)
             return apple.verify(receiptBase64: receiptBase64, deadline: deadline, completion: completion)
         }
@@ -64,7 +64,7 @@ final class ReceiptChecker: Sendable {
             completion(refusal)
             return true
         case .verified(let verified):
-            guard let confirmation else {
+            guard thenConfirm, let confirmation else {
                 completion(.checkedHere(mode: mode, reply: verified.reply, environment: verified.environment))
                 return true
             }
@@ -77,19 +77,18 @@ final class ReceiptChecker: Sendable {
     /// nil when Apple is asked (`apple`, an iOS 6 receipt, or `server-api`,
     /// which asks after the check here): `check` then.
     func outcomeWithoutApple(receiptBase64: String) -> AppleOutcome? {
-        guard mode == .local, let bytes = appReceiptCheckedHere(receiptBase64) else { return nil }
+        let (route, bytes) = route(receiptBase64)
+        guard route.settledWithoutNetwork, let bytes else { return nil }
         switch verifyHere(bytes) {
         case .refused(let refusal): return refusal
         case .verified(let verified): return .checkedHere(mode: mode, reply: verified.reply, environment: verified.environment)
         }
     }
 
-    /// The receipt's bytes when this process checks it: an app receipt under
-    /// `local` or `server-api`.
-    private func appReceiptCheckedHere(_ receiptBase64: String) -> [UInt8]? {
-        guard mode != .apple, let bytes = Base64.decode(receiptBase64), AppleReceipt.Format.of(bytes) == .appReceipt
-        else { return nil }
-        return bytes
+    /// Who checks the receipt (`ReceiptCheckRoute`), with its bytes when they decode.
+    private func route(_ receiptBase64: String) -> (ReceiptCheckRoute, [UInt8]?) {
+        guard mode != .apple, let bytes = Base64.decode(receiptBase64) else { return (.verifyReceipt, nil) }
+        return (ReceiptCheckRoute(mode: mode, format: AppleReceipt.Format.of(bytes)), bytes)
     }
 
     private enum Verdict {
@@ -114,18 +113,21 @@ extension AppleOutcome {
     /// A receipt that passed the checks here: valid, as verifyReceipt's status
     /// 0; the audit row keeps what verifyReceipt would have answered.
     static func checkedHere(mode: ReceiptVerifierMode, reply: AppleReply, environment: AppleEnvironment) -> AppleOutcome {
-        AppleOutcome(
-            verdict: .valid(reply, environment: environment), environment: environment,
-            lastAnswer: JSONValue.object(reply.raw).serialized(), checkedHere: CheckedHere(mode: mode))
+        AppleOutcome(checkedHere: .passedHere(reply, environment: environment), mode: mode)
     }
 
     /// A receipt that failed `check`: invalid, as verifyReceipt's 21003 (the
     /// status is not shown: `apple_status` stays null), the check named in the
     /// audit row's `signed_data_error`.
     static func refusedHere(mode: ReceiptVerifierMode, check: String) -> AppleOutcome {
-        AppleOutcome(
-            verdict: .invalid(appleStatus: AppleStatus.notAuthenticated.rawValue), environment: .production,
-            lastAnswer: nil, checkedHere: CheckedHere(mode: mode, failedCheck: check))
+        AppleOutcome(checkedHere: .refusedHere(check: check), mode: mode)
+    }
+
+    /// The outcome of a check made here under `mode`.
+    private init(checkedHere outcome: DeliveryDecision.Outcome, mode: ReceiptVerifierMode) {
+        self.init(
+            verdict: outcome.verdict, environment: outcome.environment, lastAnswer: outcome.lastAnswer,
+            checkedHere: CheckedHere(mode: mode, failedCheck: outcome.failedCheck))
     }
 }
 

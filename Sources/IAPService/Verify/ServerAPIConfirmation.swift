@@ -77,7 +77,6 @@ final class ServerAPIConfirmation: Sendable {
     /// The receipt with each entry replaced by Apple's signed transaction, or
     /// `unavailable` when one could not be had.
     private static func outcome(_ receipt: VerifiedAppReceipt, confirmed: [Result<AppleTransaction, AppStoreServerError>]) -> AppleOutcome {
-        let checkedHere = CheckedHere(mode: .serverAPI)
         var inApp: [AppleTransaction] = []
         for (entry, answer) in zip(receipt.receipt.inApp, confirmed) {
             switch answer {
@@ -93,9 +92,7 @@ final class ServerAPIConfirmation: Sendable {
             format: original.format, bundleID: original.bundleID, applicationVersion: original.applicationVersion,
             appItemID: original.appItemID, inApp: inApp, raw: original.raw)
         let reply = AppleReply(status: 0, environment: receipt.reply.environment, receipt: current, raw: receipt.reply.raw)
-        return AppleOutcome(
-            verdict: .valid(reply, environment: receipt.environment), environment: receipt.environment,
-            lastAnswer: JSONValue.object(receipt.reply.raw).serialized(), checkedHere: checkedHere)
+        return .checkedHere(mode: .serverAPI, reply: reply, environment: receipt.environment)
     }
 
     /// A receipt whose entries could not be confirmed now: `retry_later`.
