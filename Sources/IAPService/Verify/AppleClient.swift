@@ -32,6 +32,7 @@ final class AppleClient: Worker, @unchecked Sendable {
     static let connectionsOpeningAtOnce = 1
 
     private let endpoints: AppleEndpoints
+    private let schedule: AppleCallSchedule
     private let multi: CurlMulti
     /// Calls handed over by other threads, not yet started.
     private let submitted = Mutex<[Call]>([])
@@ -53,6 +54,7 @@ final class AppleClient: Worker, @unchecked Sendable {
 
     init(endpoints: AppleEndpoints, waitingLimit: QueueLimit = QueueLimit()) throws {
         self.endpoints = endpoints
+        self.schedule = AppleCallSchedule(maxCalls: endpoints.maxCalls)
         self.waitingLimit = waitingLimit
         self.multi = try CurlMulti(maxConnections: endpoints.maxCalls, maxStreamsPerConnection: Self.streamsPerConnection)
         ServiceMetrics.watchQueue("apple_waiting") { [waitingTurn] in waitingTurn.withLock { $0.jobs } }
@@ -145,7 +147,7 @@ final class AppleClient: Worker, @unchecked Sendable {
 
     private func startTransfer(_ call: Call) {
         guard let deadlineTimeoutMs = callTimeoutMs(call, at: SystemClock.monotonicNanoseconds()) else { return end(call) }
-        guard multi.count + heldCount < endpoints.maxCalls else {
+        guard schedule.hasRoom(underWay: multi.count, held: heldCount) else {
             queued.append(call)
             return
         }
@@ -184,7 +186,7 @@ final class AppleClient: Worker, @unchecked Sendable {
     /// arrival, 400 calls queued behind 8 at Apple's 1 s all ran out at 2 s, and
     /// the last ones called Apple with a few milliseconds left, for nothing.)
     private func takeFirstTurn(_ call: Call) {
-        guard multi.count + heldCount < endpoints.maxCalls else {
+        guard schedule.hasRoom(underWay: multi.count, held: heldCount) else {
             queued.append(call)
             return
         }
@@ -378,10 +380,9 @@ final class AppleClient: Worker, @unchecked Sendable {
             appleTimeoutMs: endpoints.retryPolicy.budgetMs, remainingMs: call.deadline.remainingMs(nowNs: nanoseconds))
     }
 
-    /// The last moment `call` may start (`VerificationDeadline`).
+    /// The last moment `call` may start (`AppleCallSchedule`).
     private func lastStartNs(_ call: Call) -> UInt64 {
-        let shortestCallNs = UInt64(VerificationDeadline.shortestCallMs(appleTimeoutMs: endpoints.retryPolicy.budgetMs)) * 1_000_000
-        return call.deadline.atNs > shortestCallNs ? call.deadline.atNs - shortestCallNs : 0
+        AppleCallSchedule.lastStartNs(deadlineNs: call.deadline.atNs, appleTimeoutMs: endpoints.retryPolicy.budgetMs)
     }
 
     /// Ends a call its deadline stops, without asking Apple (again):
@@ -409,7 +410,7 @@ final class AppleClient: Worker, @unchecked Sendable {
     }
 
     private func startQueuedCalls() {
-        let free = min(endpoints.maxCalls - multi.count - heldCount, queued.count)
+        let free = schedule.startable(queued: queued.count, underWay: multi.count, held: heldCount)
         guard free > 0 else { return }
         let starting = queued.prefix(free)
         queued.removeFirst(free)
@@ -426,15 +427,13 @@ final class AppleClient: Worker, @unchecked Sendable {
         due.forEach(startTransfer)
     }
 
-    /// How long the thread may sleep: until the next backoff ends or the first
-    /// queued call's deadline nears, at most 1 s;
-    /// not at all while started transfers wait for their first `perform`.
+    /// How long the thread may sleep (`AppleCallSchedule.waitMs`): until the
+    /// next backoff ends or the first queued or held call's deadline nears.
     private func nextWaitMs() -> Int32 {
-        if !queued.isEmpty && multi.count + heldCount < endpoints.maxCalls { return 0 }
         let heldFirst = held.values.compactMap { $0.first.map(lastStartNs) }
-        guard let next = (waiting.map(\.dueAt) + queued.prefix(1).map(lastStartNs) + heldFirst).min() else { return 1000 }
-        let now = SystemClock.monotonicNanoseconds()
-        return next <= now ? 0 : Int32(min((next - now) / 1_000_000 + 1, 1000))
+        return schedule.waitMs(
+            nowNs: SystemClock.monotonicNanoseconds(), queued: queued.count, underWay: multi.count, held: heldCount,
+            wakeAtNs: waiting.map(\.dueAt) + queued.prefix(1).map(lastStartNs) + heldFirst)
     }
 
     /// A conversation's place in the client's queues.
