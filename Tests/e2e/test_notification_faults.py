@@ -72,13 +72,20 @@ def test_database_stopped_during_a_burst_of_notifications(api, db, stack):
 
     print(f"notification burst with MariaDB stopped: {dict(Counter(answers.values()))}")
     assert [answers[index] for index in before] == [200] * BEFORE, answers
-    assert {answers[index] for index in inside} <= NOT_ACCEPTED, answers      # cut off inside: never acknowledged
+    # Cut off inside: MariaDB's shutdown ends the session holding the rows, and a notification waiting for them
+    # may still commit before its own session is ended. Either way an acknowledged one is stored and applied,
+    # and one not acknowledged is not half applied: its refund and its row go together.
+    assert {answers[index] for index in inside} <= NOT_ACCEPTED | {200}, answers
     assert {answers[index] for index in while_down} <= NOT_ACCEPTED, answers
-    for index in before:
+    for index in [*before, *(index for index in inside if answers[index] == 200)]:
         assert notification_row(db, notifications[index][1]["notificationUUID"])["effect"] == "refunded"
-    for index in [*inside, *while_down]:   # nothing of them was kept
+    for index in [*inside, *while_down]:
+        row = notification_row(db, notifications[index][1]["notificationUUID"])
+        state = db.transaction(delivered[index]["transactionId"])["state"]
+        assert (row is None and state == "delivered") or (row["effect"] == "refunded" and state == "refunded"), (
+            index, answers[index], row, state)
+    for index in while_down:   # nothing of them was kept
         assert notification_row(db, notifications[index][1]["notificationUUID"]) is None
-        assert db.transaction(delivered[index]["transactionId"])["state"] == "delivered"
     # Apple sends each failed one again; so does this test, until every one is accepted.
     for index in [*inside, *while_down]:
         assert post(api, notifications[index][0]).status_code == 200
