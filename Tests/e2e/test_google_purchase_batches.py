@@ -72,28 +72,3 @@ def test_many_purchases_at_once_are_each_delivered_once_with_one_audit_row_per_r
                                  *order_ids) == 0, 60, "every google_finishes row gone")
     for b in sample:
         assert [c["status"] for c in calls(google, "consume", b["purchase_token"])] == [200]
-
-
-def test_a_purchase_the_database_refuses_fails_alone_and_its_batch_is_delivered(api, db, google, run_dir):
-    log = run_dir / "logs" / "iap-fcgi.log"
-    offset = log.stat().st_size
-    good = [purchase(google) for _ in range(46)]
-    # An order id longer than transactions.transaction_id holds: its row cannot be written.
-    refused = [purchase(google, order_id=f"GPA.{random.getrandbits(64):016x}." + "9" * 70) for _ in range(2)]
-    posted = good[:23] + refused[:1] + good[23:] + refused[1:]
-    with concurrent.futures.ThreadPoolExecutor(len(posted)) as pool:
-        answers = list(pool.map(lambda b: verify(api, b["purchase_token"], new_user_id()), posted))
-
-    for b, answer in zip(posted, answers):
-        expected = "retry_later" if b in refused else "delivered"
-        assert_verify_answer(answer, expected)
-    wait_until(lambda: "answers not written together" in log.read_bytes()[offset:].decode(errors="replace"), 10,
-               "a batch holding a refused purchase written again one by one")
-    hashes = [sha256(b["purchase_token"]) for b in posted]
-    rows = db.query(f"SELECT purchase_token_sha256 AS sha, state FROM transactions"
-                    f" WHERE purchase_token_sha256 IN ({placeholders(hashes)})", *hashes)
-    assert sorted((r["sha"], r["state"]) for r in rows) == sorted(
-        (sha256(b["purchase_token"]), "delivered") for b in good), rows
-    audits = db.query(f"SELECT sha256, COUNT(*) AS n FROM receipts WHERE kind = 'google'"
-                      f" AND sha256 IN ({placeholders(hashes)}) GROUP BY sha256", *hashes)
-    assert {a["sha256"]: a["n"] for a in audits} == {h: 1 for h in hashes}, audits
