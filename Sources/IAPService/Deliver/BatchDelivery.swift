@@ -14,7 +14,7 @@ struct BatchDelivery {
     /// One verification of the batch.
     struct Item {
         /// Apple's answer, to be stored in the receipt's row; nil when the row holds it already.
-        let record: ReceiptStore.AppleAnswerRecord?
+        let record: AppleAnswerRecord?
         /// The admitted receipt to deliver; nil when there is nothing to deliver.
         let delivery: (member: BatchPlan.Member, environment: AppleEnvironment)?
     }
@@ -77,5 +77,19 @@ struct BatchDelivery {
             delivered[index] = plan.answers[position]
         }
         return delivered
+    }
+}
+
+extension BatchDelivery.Item {
+    /// An admitted verification's delivery, with Apple's answer for its row
+    /// unless the row holds it.
+    init(delivering input: DeliveryInput) {
+        self.init(
+            record: input.appleAnswerRecord,
+            delivery: (
+                BatchPlan.Member(
+                    receiptID: input.receiptID, userID: input.userID, orderID: input.orderID,
+                    transactions: input.transactions),
+                input.environment))
     }
 }

@@ -9,7 +9,7 @@ import MariaDB
 /// waiting for both held the throughput down. Those `BatchDelivery` leaves out
 /// are delivered one by one once the batch has committed; a batch whose
 /// transaction fails is recorded and handed to the delivery threads as
-/// receipts Apple checked (`Verification.finish`).
+/// receipts Apple checked (`ReceiptDelivery.finish`).
 ///
 /// Its queue is bounded (`QueueLimit`): a receipt it cannot take is answered
 /// `retry_later` at once, unrecorded, as the recorder's own queue does.
@@ -23,7 +23,7 @@ final class CheckedReceiptBatches: Sendable {
         let deadline: Deadline
 
         /// The row's state once written: a refused receipt's is complete.
-        var row: ReceiptStore.RowState {
+        var row: ReceiptRowState {
             outcome.checkedHere?.failedCheck == nil ? .checkedHere : .complete
         }
     }
@@ -33,11 +33,11 @@ final class CheckedReceiptBatches: Sendable {
     static let threads = 2
 
     private let queue: WorkQueue<Job>
-    private let verification: Verification
+    private let receiptDelivery: ReceiptDelivery
 
-    init(verification: Verification, queueLimit: QueueLimit) {
+    init(receiptDelivery: ReceiptDelivery, queueLimit: QueueLimit) {
         self.queue = WorkQueue(limit: queueLimit, name: "checked_receipts")
-        self.verification = verification
+        self.receiptDelivery = receiptDelivery
     }
 
     /// Its threads; each remembers the rows whose bytes it stored (`ReceiptBytesIndex`), as the
@@ -46,7 +46,7 @@ final class CheckedReceiptBatches: Sendable {
         QueueConsumers(named: "checked-here", threads: Self.threads, close: { [queue] in queue.close() }) { [self] in
             let store = ReceiptStore(connection: WorkerContext(database: database).connection)
             var index = ReceiptBytesIndex(capacity: ReceiptRecorder.bytesIndexCapacity)
-            while let batch = queue.pop(upTo: Verification.batchLimit) {
+            while let batch = queue.pop(upTo: ReceiptDelivery.batchLimit) {
                 // Past its deadline nothing is delivered (`VerificationDeadline`): the delivery
                 // threads answer it retry_later and reopen its row for retry-pending.
                 let now = SystemClock.monotonicNanoseconds()
@@ -74,15 +74,15 @@ final class CheckedReceiptBatches: Sendable {
         let placements = ReceiptStore.place(receipts, in: &index)
         var receiptIDs: [UInt64] = []
         var answered: [(Responder, VerifyAnswer)] = []
-        var alone: [(Verification.Pending, Job)] = []
+        var alone: [(ReceiptDelivery.Pending, Job)] = []
         do {
-            try connection.transactionRetryingDeadlocks(attempts: Verification.attempts) {
+            try connection.transactionRetryingDeadlocks(attempts: ReceiptDelivery.attempts) {
                 answered = []
                 alone = []
                 receiptIDs = try store.recordInTransaction(receipts, placed: placements)
                 let pending = zip(batch, receiptIDs).map(Self.pending)
-                let steps = zip(pending, batch).map { verification.step($0, outcome: $1.outcome) }
-                let delivered = try BatchDelivery(connection: connection, catalog: verification.settings.current.products)
+                let steps = zip(pending, batch).map { receiptDelivery.step($0, outcome: $1.outcome) }
+                let delivered = try BatchDelivery(connection: connection, catalog: receiptDelivery.settings.current.products)
                     .record(steps.map(\.batchItem), at: .now())
                 for (position, transactions) in delivered.enumerated() {
                     guard let transactions else {
@@ -104,7 +104,7 @@ final class CheckedReceiptBatches: Sendable {
             }
         }
         for (pending, job) in alone {
-            job.responder.send(.verify(verification.answer(pending, outcome: job.outcome, connection: connection)))
+            job.responder.send(.verify(receiptDelivery.answer(pending, outcome: job.outcome, connection: connection)))
         }
         return true
     }
@@ -118,14 +118,14 @@ final class CheckedReceiptBatches: Sendable {
                 continue
             }
             let pending = Self.pending(job, receiptID: receiptID)
-            if !verification.finish(pending, outcome: job.outcome, responder: job.responder) {
-                Verification.reopen([pending], connection: store.connection)
+            if !receiptDelivery.finish(pending, outcome: job.outcome, responder: job.responder) {
+                ReceiptDelivery.reopen([pending], connection: store.connection)
             }
         }
     }
 
-    private static func pending(_ job: Job, receiptID: UInt64) -> Verification.Pending {
-        Verification.Pending(
+    private static func pending(_ job: Job, receiptID: UInt64) -> ReceiptDelivery.Pending {
+        ReceiptDelivery.Pending(
             request: job.receipt.request, userID: job.receipt.userID, receiptID: receiptID, deadline: job.deadline,
             row: job.row)
     }

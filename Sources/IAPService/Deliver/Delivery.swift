@@ -6,34 +6,9 @@ import MariaDB
 struct Delivery {
     let connection: MariaDBConnection
 
-    /// What a verification brings to delivery.
-    struct Input {
-        let receiptID: UInt64
-        let userID: String
-        let orderID: String?
-        let environment: AppleEnvironment
-        /// Apple's answer for the audit row: verifyReceipt's JSON, or a signed
-        /// transaction's verified payload.
-        let appleAnswer: [UInt8]?
-        /// verifyReceipt's status; nil for a signed transaction (Apple was not called).
-        let appleStatus: Int?
-        let transactions: ReceiptTransactions
-        /// What the receipt's audit row holds already.
-        var row = ReceiptStore.RowState.bare
-
-        /// What delivery writes to the receipt's row (the verification is
-        /// complete); nil when the row holds it already.
-        var appleAnswerRecord: ReceiptStore.AppleAnswerRecord? {
-            guard row == .bare else { return nil }
-            return ReceiptStore.AppleAnswerRecord(
-                receiptID: receiptID, environment: environment, appleStatus: appleStatus, answer: appleAnswer,
-                completed: true)
-        }
-    }
-
     /// Records Apple's answer and delivers every transaction, inside the
-    /// caller's database transaction (`Verification` runs it).
-    func deliverInTransaction(_ input: Input) throws -> [TransactionAnswer] {
+    /// caller's database transaction (`ReceiptDelivery` runs it).
+    func deliverInTransaction(_ input: DeliveryInput) throws -> [TransactionAnswer] {
         let now = Timestamp.now()
         let transactions = TransactionStore(connection: connection)
         if let record = input.appleAnswerRecord {
@@ -110,7 +85,7 @@ struct Delivery {
     /// now (a reversal since): nothing is written, and the caller answers it
     /// as stored.
     private func refund(
-        _ transaction: AppleTransaction, input: Input, store: TransactionStore, events: inout [EventStore.NewEvent],
+        _ transaction: AppleTransaction, input: DeliveryInput, store: TransactionStore, events: inout [EventStore.NewEvent],
         at now: Timestamp
     ) throws -> TransactionAnswer? {
         if try store.insertRefunded(

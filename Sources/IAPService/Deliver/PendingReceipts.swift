@@ -96,7 +96,7 @@ public final class PendingReceipts {
     ) throws -> Summary {
         let settings = SettingsCache()
         settings.refresh(connection)
-        let verification = Verification(
+        let receiptDelivery = ReceiptDelivery(
             bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy, settings: settings)
         let apple = try AppleClient(endpoints: AppleEndpoints(configuration))
         let appleThread = WorkerThreads(apple)
@@ -124,7 +124,7 @@ public final class PendingReceipts {
             try lock.renew()
             let groups = Dictionary(uniqueKeysWithValues: batch.map { ($0[0].receiptID, $0) })
             for (pending, outcome) in try askApple(about: batch.map { $0[0] }, checker, store, policy, &summary) {
-                let answer = verification.answer(pending, outcome: outcome, connection: connection)
+                let answer = receiptDelivery.answer(pending, outcome: outcome, connection: connection)
                 summary.examined += 1
                 summary.statuses[answer.status.rawValue, default: 0] += 1
                 guard let group = groups[pending.receiptID] else { continue }
@@ -197,8 +197,8 @@ public final class PendingReceipts {
     private func askApple(
         about rows: [UnverifiedReceipts.Row], _ checker: ReceiptChecker, _ store: UnverifiedReceipts,
         _ policy: PendingRetryPolicy, _ summary: inout Summary
-    ) throws -> [(Verification.Pending, AppleOutcome)] {
-        let outcomes = WorkQueue<(Verification.Pending, AppleOutcome)>(limit: QueueLimit(jobs: rows.count))
+    ) throws -> [(ReceiptDelivery.Pending, AppleOutcome)] {
+        let outcomes = WorkQueue<(ReceiptDelivery.Pending, AppleOutcome)>(limit: QueueLimit(jobs: rows.count))
         var asked = 0
         for row in rows {
             guard let data = row.receiptData, let receipt = try? ReceiptData.normalise(data) else {
@@ -211,7 +211,7 @@ public final class PendingReceipts {
             let request = VerifyRequest(
                 receipt: receipt, orderID: row.orderID, transactionID: row.transactionID, userID: row.userID,
                 appVersion: row.appVersion)
-            let pending = Verification.Pending(request: request, userID: row.userID, receiptID: row.receiptID)
+            let pending = ReceiptDelivery.Pending(request: request, userID: row.userID, receiptID: row.receiptID)
             let accepted = checker.check(receiptBase64: receipt.base64, deadline: .never) { outcome in
                 let queued = outcomes.push((pending, outcome), bytes: 0)
                 assert(queued, "room for each call of the batch")

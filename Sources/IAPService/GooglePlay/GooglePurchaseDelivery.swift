@@ -32,7 +32,7 @@ struct GooglePurchaseDelivery {
 
     /// Delivers in a database transaction of its own, run again when it lost to another.
     func deliver(_ input: Input) throws -> TransactionAnswer {
-        try connection.transactionRetryingDeadlocks(attempts: Verification.attempts) {
+        try connection.transactionRetryingDeadlocks(attempts: ReceiptDelivery.attempts) {
             try deliverInTransaction(input)
         }
     }
@@ -51,7 +51,7 @@ struct GooglePurchaseDelivery {
         }
         let now = Timestamp.now()
         let answers = try Delivery(connection: connection).deliverInTransaction(
-            Delivery.Input(
+            DeliveryInput(
                 receiptID: input.receiptID, userID: input.userID, orderID: input.orderID,
                 environment: input.deliverable.environment, appleAnswer: nil, appleStatus: nil,
                 transactions: ReceiptTransactions(inApp: [transaction], latestReceiptInfo: [], namedTransactionID: nil),

@@ -3,7 +3,7 @@ import MariaDB
 
 /// POST /v1/receipts/verify, step 0: the request is checked and the order it
 /// names looked up; then the receipt goes to `ReceiptRecorder` (step 1) and this
-/// thread is free again. `Verification` finishes the work when Apple answers.
+/// thread is free again. `ReceiptDelivery` finishes the work when Apple answers.
 /// A receipt already verified and wholly delivered is answered at once
 /// (`ReplayShortcut`, when the replay cache knows it; `ReceiptRecorder` asks
 /// the database for the others), and its audit row written after (`ReplayAudit`).

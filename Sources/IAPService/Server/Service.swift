@@ -40,7 +40,7 @@ public final class Service: Sendable {
 
     /// Delivery threads: each holds a database connection for the step after Apple.
     static let deliveryThreads = 1
-    /// Delivery threads that join only when Apple's answers queue up (see `Verification`).
+    /// Delivery threads that join only when Apple's answers queue up (see `ReceiptDelivery`).
     static let reserveDeliveryThreads = 7
     /// Threads recording and delivering StoreKit 2 transactions (`SignedTransactionBatches`).
     static let signedTransactionThreads = 2
@@ -94,10 +94,10 @@ public final class Service: Sendable {
         finisher = appStoreServer.map {
             TransactionFinisher(AppleFinishes(client: $0, callTimeoutMs: configuration.appleTimeoutMs), database: database)
         }
-        let verification = Verification(
+        let receiptDelivery = ReceiptDelivery(
             bundleIDs: configuration.bundleIDs, sandboxPolicy: configuration.sandboxPolicy, settings: settings,
             queueLimit: configuration.verifyQueueLimit)
-        let deliveryThreads = verification.workers(
+        let deliveryThreads = receiptDelivery.workers(
             count: Self.deliveryThreads, reserve: Self.reserveDeliveryThreads, database: database)
         let replays = ReplayCache()
         let replayAudit = ReplayAudit(queueLimit: configuration.verifyQueueLimit)
@@ -105,10 +105,11 @@ public final class Service: Sendable {
         let checker = ReceiptChecker(
             mode: configuration.receiptVerifier, apple: apple, roots: try ReceiptChecker.roots(configuration),
             confirmation: appStoreServer.map(ServerAPIConfirmation.init))
-        let checkedReceipts = CheckedReceiptBatches(verification: verification, queueLimit: configuration.verifyQueueLimit)
+        let checkedReceipts = CheckedReceiptBatches(
+            receiptDelivery: receiptDelivery, queueLimit: configuration.verifyQueueLimit)
         let checkedHereThreads = checkedReceipts.consumers(database: database)
         let recorder = ReceiptRecorder(
-            checker: checker, verification: verification, checkedReceipts: checkedReceipts,
+            checker: checker, receiptDelivery: receiptDelivery, checkedReceipts: checkedReceipts,
             replays: replays, replayAudit: replayAudit,
             queueLimit: configuration.verifyQueueLimit,
             deadlineBudgetMs: VerificationDeadline.budgetMs(appleTimeoutMs: configuration.appleTimeoutMs))

@@ -147,11 +147,11 @@ final class SignedTransactionBatches: Sendable {
     /// the general path records and delivers them.
     private func recordAndDeliverAtOnce(_ posted: [Job], connection: MariaDBConnection) -> Bool {
         guard !posted.isEmpty else { return false }
-        typealias Admitted = (input: SignedTransactionDelivery.Input, delivery: Delivery.Input, responder: Responder)
+        typealias Admitted = (input: SignedTransactionDelivery.Input, delivery: DeliveryInput, responder: Responder)
         var responses: [(Responder, Response)] = []
         var alone: [Admitted] = []
         do {
-            try connection.transactionRetryingDeadlocks(attempts: Verification.attempts) {
+            try connection.transactionRetryingDeadlocks(attempts: ReceiptDelivery.attempts) {
                 responses = []
                 alone = []
                 let receiptIDs = try SignedTransactionAudit(connection: connection).record(posted.map(\.row))
@@ -171,7 +171,7 @@ final class SignedTransactionBatches: Sendable {
                     }
                 }
                 let batch = BatchDelivery(connection: connection, catalog: delivery.settings.current.products)
-                let delivered = try batch.record(Self.batchItems(admitted.map(\.delivery)), at: .now())
+                let delivered = try batch.record(admitted.map { BatchDelivery.Item(delivering: $0.delivery) }, at: .now())
                 for (item, answers) in zip(admitted, delivered) {
                     if let answers {
                         responses.append((item.responder, .verify(delivery.answer(item.input, delivered: answers))))
@@ -228,7 +228,7 @@ final class SignedTransactionBatches: Sendable {
         _ recorded: [(input: SignedTransactionDelivery.Input, receiptID: UInt64, responder: Responder)],
         connection: MariaDBConnection
     ) {
-        var admitted: [(input: SignedTransactionDelivery.Input, delivery: Delivery.Input, responder: Responder)] = []
+        var admitted: [(input: SignedTransactionDelivery.Input, delivery: DeliveryInput, responder: Responder)] = []
         for (input, receiptID, responder) in recorded {
             switch delivery.step(input, receiptID: receiptID) {
             case .answer(let answer):
@@ -246,27 +246,15 @@ final class SignedTransactionBatches: Sendable {
 
     /// `BatchDelivery` for several admitted transactions; by item, its answers,
     /// or nil when it must go alone (left out, or the batch failed).
-    private func deliverTogether(_ inputs: [Delivery.Input], connection: MariaDBConnection) -> [[TransactionAnswer]?] {
+    private func deliverTogether(_ inputs: [DeliveryInput], connection: MariaDBConnection) -> [[TransactionAnswer]?] {
         let alone = [[TransactionAnswer]?](repeating: nil, count: inputs.count)
         guard inputs.count > 1 else { return alone }
-        let items = Self.batchItems(inputs)
+        let items = inputs.map(BatchDelivery.Item.init(delivering:))
         let batch = BatchDelivery(connection: connection, catalog: delivery.settings.current.products)
         // A batch that lost to another transaction runs again whole (Galera: certification).
-        return (try? connection.transactionRetryingDeadlocks(attempts: Verification.attempts) {
+        return (try? connection.transactionRetryingDeadlocks(attempts: ReceiptDelivery.attempts) {
             try batch.record(items, at: .now())
         }) ?? alone
-    }
-
-    private static func batchItems(_ inputs: [Delivery.Input]) -> [BatchDelivery.Item] {
-        inputs.map { input in
-            BatchDelivery.Item(
-                record: input.appleAnswerRecord,
-                delivery: (
-                    BatchPlan.Member(
-                        receiptID: input.receiptID, userID: input.userID, orderID: input.orderID,
-                        transactions: input.transactions),
-                    input.environment))
-        }
     }
 
     /// The queue or the database could not take the work: `retry_later`, and

@@ -40,7 +40,7 @@ struct SignedTransactionDelivery: Sendable {
         /// Not delivered: answered as it is.
         case answer(VerifyAnswer)
         /// Admitted: delivered by `BatchDelivery` with others, or `deliverAlone`.
-        case deliver(Delivery.Input)
+        case deliver(DeliveryInput)
     }
 
     /// Admits the transaction or says why not.
@@ -63,7 +63,7 @@ struct SignedTransactionDelivery: Sendable {
                 transactions: [TransactionAnswer(transaction: transaction, state: .rejected, orderID: nil)],
                 signedEnvironment: input.signedEnvironment))
         case .admitted:
-            return .deliver(Delivery.Input(
+            return .deliver(DeliveryInput(
                 receiptID: receiptID, userID: input.order.userID, orderID: input.order.orderID,
                 environment: input.environment ?? .sandbox, appleAnswer: signed.payload, appleStatus: nil,
                 transactions: ReceiptTransactions(inApp: [transaction], latestReceiptInfo: [], namedTransactionID: nil),
@@ -76,11 +76,11 @@ struct SignedTransactionDelivery: Sendable {
     /// `andThen` runs in that database transaction with what the delivery did
     /// (`iapctl lookup --deliver` owes Apple a Finish Transaction for it).
     func deliverAlone(
-        _ input: Input, delivery: Delivery.Input, connection: MariaDBConnection,
+        _ input: Input, delivery: DeliveryInput, connection: MariaDBConnection,
         andThen: ([TransactionAnswer]) throws -> Void = { _ in }
     ) -> VerifyAnswer {
         do {
-            let answers = try connection.transactionRetryingDeadlocks(attempts: Verification.attempts) {
+            let answers = try connection.transactionRetryingDeadlocks(attempts: ReceiptDelivery.attempts) {
                 let answers = try Delivery(connection: connection).deliverInTransaction(delivery)
                 if input.transaction.revocationDate != nil {
                     try SignedTransactionAudit(connection: connection).recordRevocation(of: input.transaction)

@@ -18,22 +18,6 @@ struct ReceiptStore {
         var knownAnswer: KnownAnswer? = nil
     }
 
-    /// What a receipt's row holds of its verification.
-    enum RowState: Sendable {
-        /// Written before Apple is asked: the answer and `verified_at` are to come.
-        case bare
-        /// A valid receipt checked here, written complete (`KnownAnswer`, as a
-        /// signed transaction's row): delivery writes nothing to it. A delivery
-        /// that does not happen (its transaction failed, its deadline passed,
-        /// the queue was full) reopens it (`reopen`) for retry-pending, as a
-        /// receipt Apple checked; only a crash or a lost database between the
-        /// two leaves it to the app's retry, as a signed transaction.
-        case checkedHere
-        /// Written complete, nothing to deliver or nothing to reopen: a refused
-        /// receipt, a verified JWS.
-        case complete
-    }
-
     /// What `recordAppleAnswers` would write, `verified_at` included, written
     /// by the INSERT instead.
     struct KnownAnswer {
@@ -169,19 +153,6 @@ struct ReceiptStore {
                 receipt.clientAddress.map { String($0.prefix(45)) }]
     }
 
-    /// Apple's last answer to one receipt row, as it is stored.
-    struct AppleAnswerRecord {
-        let receiptID: UInt64
-        let environment: AppleEnvironment?
-        let appleStatus: Int?
-        let answer: [UInt8]?
-        /// Marks the verification as done (`verified_at`); a receipt left
-        /// without it is one whose Apple call never completed, to be verified again.
-        let completed: Bool
-        /// The check a receipt failed here (`ReceiptChecker`), for `signed_data_error`.
-        var failedCheck: String? = nil
-    }
-
     /// Stores Apple's last answer to each receipt row: one statement for up to
     /// `RowChunks.largest` rows. Each row must be there: a receipt id that
     /// matches no row is an error, and the caller's transaction rolls back.
@@ -191,7 +162,7 @@ struct ReceiptStore {
         }
     }
 
-    /// Rows written complete (`RowState.checkedHere`) whose delivery did not
+    /// Rows written complete (`ReceiptRowState.checkedHere`) whose delivery did not
     /// happen, made unverified again: retry-pending's, as a receipt whose
     /// Apple call never completed.
     func reopen(_ receiptIDs: [UInt64]) throws(MariaDBError) {

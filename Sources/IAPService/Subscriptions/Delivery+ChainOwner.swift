@@ -20,7 +20,7 @@ extension Delivery {
     /// Delivers `transaction` to `owner` when it was never delivered (a new order, its `delivered` event);
     /// the request is told it was delivered already.
     func deliverToChainOwner(
-        _ transaction: AppleTransaction, owner: String, input: Input, events: inout [EventStore.NewEvent], at now: Timestamp
+        _ transaction: AppleTransaction, owner: String, input: DeliveryInput, events: inout [EventStore.NewEvent], at now: Timestamp
     ) throws -> TransactionAnswer {
         let store = TransactionStore(connection: connection)
         let orderID = OrderID.make()

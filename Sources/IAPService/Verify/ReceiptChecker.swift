@@ -6,7 +6,7 @@ internal import SignedData
 /// /v1/receipts/verify" step 2): Apple's verifyReceipt through `AppleClient`,
 /// or this process (`AppReceiptVerifier`), then, for `server-api`, the App
 /// Store Server API per transaction (`ServerAPIConfirmation`). Either way the
-/// outcome is an `AppleOutcome` for `Verification`, so that what follows (the
+/// outcome is an `AppleOutcome` for `ReceiptDelivery`, so that what follows (the
 /// bundle check, the sandbox policy, delivery) does not know who checked.
 ///
 /// A check here is CPU work of some tens of microseconds once its chain is

@@ -44,7 +44,7 @@ final class ReceiptRecorder: Sendable {
 
     private let queue: WorkQueue<Job>
     private let checker: ReceiptChecker
-    private let verification: Verification
+    private let receiptDelivery: ReceiptDelivery
     /// Where receipts checked here go instead of being recorded here (`local`).
     private let checkedReceipts: CheckedReceiptBatches
     private let replays: ReplayCache
@@ -53,13 +53,13 @@ final class ReceiptRecorder: Sendable {
     private let deadlineBudgetMs: Int
 
     init(
-        checker: ReceiptChecker, verification: Verification, checkedReceipts: CheckedReceiptBatches,
+        checker: ReceiptChecker, receiptDelivery: ReceiptDelivery, checkedReceipts: CheckedReceiptBatches,
         replays: ReplayCache, replayAudit: ReplayAudit,
         queueLimit: QueueLimit, deadlineBudgetMs: Int
     ) {
         self.queue = WorkQueue(limit: queueLimit, name: "receipt_recorder")
         self.checker = checker
-        self.verification = verification
+        self.receiptDelivery = receiptDelivery
         self.checkedReceipts = checkedReceipts
         self.replays = replays
         self.replayAudit = replayAudit
@@ -126,7 +126,7 @@ final class ReceiptRecorder: Sendable {
     /// `job` with its outcome when nothing but this process checks its
     /// receipt (`local`), its row's answer ready (`ReceiptStore.KnownAnswer`):
     /// the row is written complete, and no UPDATE of the 5 KB row follows
-    /// unless its delivery does not happen (`RowState.checkedHere`).
+    /// unless its delivery does not happen (`ReceiptRowState.checkedHere`).
     private func checkedWithoutApple(_ job: Job) -> Job {
         guard let outcome = checker.outcomeWithoutApple(receiptBase64: job.receipt.request.receipt.base64) else {
             return job
@@ -156,10 +156,10 @@ final class ReceiptRecorder: Sendable {
                 job.responder.send(.verify(VerifyAnswer(status: .retryLater, orderID: request.orderID)))
                 continue
             }
-            let pending = Verification.Pending(
+            let pending = ReceiptDelivery.Pending(
                 request: request, userID: job.receipt.userID, receiptID: receiptID, deadline: job.deadline)
             let accepted = checker.check(receiptBase64: request.receipt.base64, deadline: job.deadline) {
-                [verification] outcome in verification.finish(pending, outcome: outcome, responder: job.responder)
+                [receiptDelivery] outcome in receiptDelivery.finish(pending, outcome: outcome, responder: job.responder)
             }
             if !accepted {
                 // Recorded and left unverified: the app's retry or retry-pending verifies it.

@@ -52,7 +52,7 @@ final class ReplayAudit: Sendable {
 
     private func write(_ rows: [Row], connection: MariaDBConnection) {
         do {
-            try connection.transactionRetryingDeadlocks(attempts: Verification.attempts) {
+            try connection.transactionRetryingDeadlocks(attempts: ReceiptDelivery.attempts) {
                 var rest = rows[...]
                 for size in RowChunks.exact(rows.count) {
                     try insert(rest.prefix(size), connection: connection)

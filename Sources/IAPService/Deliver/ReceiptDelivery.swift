@@ -1,10 +1,11 @@
 import IAPCore
 import MariaDB
 
-/// The verification after Apple has spoken (docs/api.md "POST
-/// /v1/receipts/verify" steps 3 to 6), on the delivery threads: record Apple's
-/// answer, check the bundle and the sandbox policy, deliver, answer.
-final class Verification: Sendable {
+/// A receipt's delivery once Apple (or the check here) has spoken (docs/api.md
+/// "POST /v1/receipts/verify" steps 3 to 6): the receipts waiting for it, and
+/// the delivery threads that record Apple's answer, check the bundle and the
+/// sandbox policy (`ReceiptDeliveryStep`), deliver and answer.
+final class ReceiptDelivery: Sendable {
     /// A verification whose receipt is recorded and on its way to Apple.
     struct Pending: Sendable {
         let request: VerifyRequest
@@ -15,7 +16,7 @@ final class Verification: Sendable {
         /// What the receipt's row holds: `bare` when Apple is asked after it
         /// was written; a receipt checked here is written complete
         /// (`ReceiptStore.KnownAnswer`), and reopened if it is not delivered.
-        var row = ReceiptStore.RowState.bare
+        var row = ReceiptRowState.bare
     }
 
     /// Apple's answer to a pending verification, waiting for a delivery thread.
@@ -115,7 +116,7 @@ final class Verification: Sendable {
     }
 
     /// The rows of `pending` written complete whose delivery will not happen,
-    /// reopened for retry-pending (`ReceiptStore.RowState.checkedHere`). A
+    /// reopened for retry-pending (`ReceiptRowState.checkedHere`). A
     /// database that refuses leaves them to the app's retry.
     static func reopen(_ pending: [Pending], connection: MariaDBConnection) {
         let receiptIDs = pending.filter { $0.row == .checkedHere }.map(\.receiptID)
@@ -174,38 +175,15 @@ final class Verification: Sendable {
         DeliveryDecision.retryLater(orderID: pending.request.orderID, outcome: outcome.decisionOutcome)
     }
 
-    /// What a verification writes for Apple's outcome (`DeliveryDecision`),
-    /// in the stores' terms.
-    enum Step {
-        /// Apple's answer is stored (unless the row holds it: nil) and
-        /// `answer` given; nothing is delivered.
-        case record(ReceiptStore.AppleAnswerRecord?, answer: VerifyAnswer)
-        /// An admitted receipt: its transactions are delivered.
-        case deliver(Delivery.Input, admitted: DeliveryDecision.Admitted)
-
-        /// The step as one verification of a `BatchDelivery`.
-        var batchItem: BatchDelivery.Item {
-            switch self {
-            case .record(let record, _):
-                return BatchDelivery.Item(record: record, delivery: nil)
-            case .deliver(let input, _):
-                return BatchDelivery.Item(record: input.appleAnswerRecord, delivery: (
-                    BatchPlan.Member(
-                        receiptID: input.receiptID, userID: input.userID, orderID: input.orderID,
-                        transactions: input.transactions),
-                    input.environment))
-            }
-        }
-
-        /// The answer once the step is written and `delivered` what it delivered.
-        func answer(request: VerifyRequest, delivered: [TransactionAnswer]) -> VerifyAnswer {
-            switch self {
-            case .record(_, let answer):
-                return answer
-            case .deliver(_, let admitted):
-                return admitted.answer(request: request, delivered: delivered)
-            }
-        }
+    /// `ReceiptDeliveryStep` for `pending`, under the settings read last.
+    func step(_ pending: Pending, outcome: AppleOutcome) -> ReceiptDeliveryStep {
+        let snapshot = settings.current
+        let rules = DeliveryDecision.Rules(
+            bundleIDs: bundleIDs, sandboxPolicy: sandboxPolicy, settingsAreKnown: snapshot.isLoaded,
+            reviewVersion: snapshot.reviewVersion, sandboxUsers: snapshot.sandboxUsers)
+        return ReceiptDeliveryStep(
+            outcome.decisionOutcome, request: pending.request, userID: pending.userID, receiptID: pending.receiptID,
+            row: pending.row, rules: rules)
     }
 
     /// Records Apple's answer and delivers, inside the caller's database
@@ -222,32 +200,16 @@ final class Verification: Sendable {
             return admitted.answer(request: pending.request, delivered: answers)
         }
     }
+}
 
-    /// `DeliveryDecision` for `pending`, under the settings read last.
-    func step(_ pending: Pending, outcome: AppleOutcome) -> Step {
-        let snapshot = settings.current
-        let rules = DeliveryDecision.Rules(
-            bundleIDs: bundleIDs, sandboxPolicy: sandboxPolicy, settingsAreKnown: snapshot.isLoaded,
-            reviewVersion: snapshot.reviewVersion, sandboxUsers: snapshot.sandboxUsers)
-        let decision = DeliveryDecision(
-            outcome.decisionOutcome, request: pending.request, userID: pending.userID,
-            rowIsBare: pending.row == .bare, rules: rules)
-        switch decision {
-        case .record(let record, let answer):
-            return .record(
-                record.map {
-                    ReceiptStore.AppleAnswerRecord(
-                        receiptID: pending.receiptID, environment: $0.environment, appleStatus: $0.appleStatus,
-                        answer: $0.answer, completed: $0.completed, failedCheck: $0.failedCheck)
-                },
-                answer: answer)
-        case .deliver(let admitted):
-            return .deliver(
-                Delivery.Input(
-                    receiptID: pending.receiptID, userID: pending.userID, orderID: pending.request.orderID,
-                    environment: admitted.environment, appleAnswer: admitted.appleAnswer,
-                    appleStatus: admitted.appleStatus, transactions: admitted.transactions, row: pending.row),
-                admitted: admitted)
+extension ReceiptDeliveryStep {
+    /// The step as one verification of a `BatchDelivery`.
+    var batchItem: BatchDelivery.Item {
+        switch self {
+        case .record(let record, _):
+            return BatchDelivery.Item(record: record, delivery: nil)
+        case .deliver(let input, _):
+            return BatchDelivery.Item(delivering: input)
         }
     }
 }
