@@ -59,7 +59,7 @@ struct TransactionsRoute: Sendable {
         do {
             order = try SignedTransactionOrder.resolve(
                 appAccountToken: verified.transaction.appAccountToken, request: verifyRequest,
-                connection: worker.connection)
+                readOrder: OrderStore(connection: worker.connection).owner)
         } catch let error as APIError where error == .orderUserMismatch {
             // Past the input checks: on record, as the request named it, before the 409.
             let row = SignedTransactionAudit.Row(

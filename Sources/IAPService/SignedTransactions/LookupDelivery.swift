@@ -95,7 +95,7 @@ public struct LookupDelivery {
             order = try SignedTransactionOrder.resolve(
                 appAccountToken: signed.appAccountToken,
                 request: TransactionVerifyRequest(subject: .transactionID(signed.transactionID), userID: userID),
-                connection: connection)
+                readOrder: OrderStore(connection: connection).owner)
         } catch let error as APIError where error == .orderUserMismatch {
             return .orderUserMismatch
         }

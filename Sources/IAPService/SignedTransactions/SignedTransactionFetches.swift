@@ -199,7 +199,8 @@ final class SignedTransactionFetches: Sendable {
         let order: SignedTransactionOrder
         do {
             order = try SignedTransactionOrder.proven(
-                appAccountToken: transaction.appAccountToken, request: request, connection: connection)
+                appAccountToken: transaction.appAccountToken, request: request,
+                readOrder: OrderStore(connection: connection).owner)
         } catch let error as APIError {
             return completing(asFetched, then: .answered(.error(error)))
         } catch {

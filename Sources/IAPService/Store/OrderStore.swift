@@ -38,6 +38,12 @@ struct OrderStore {
         return RequestOrder(orderID: orderID, userID: userID, productID: productID, status: status)
     }
 
+    /// Whose an order is (`SignedTransactionOrder`'s `readOrder`), read without locks: an
+    /// order's user never changes, and `Delivery` locks the order again before it binds to it.
+    func owner(_ orderID: String) throws(MariaDBError) -> TransactionIDProof.TokenOrder? {
+        try order(orderID).map { TransactionIDProof.TokenOrder(orderID: $0.orderID, userID: $0.userID) }
+    }
+
     /// The orders that verifications of one batch name, locked until the
     /// database transaction ends, by id.
     func ordersLockingForUpdate(_ orderIDs: [String]) throws(MariaDBError) -> [String: RequestOrder] {
