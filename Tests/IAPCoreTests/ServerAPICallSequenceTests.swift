@@ -109,6 +109,22 @@ final class ServerAPICallSequenceTests: XCTestCase {
         _ = calls.next(after: answer(401), atMs: 5, wallClockMs: wall)
         XCTAssertEqual(calls.next(after: answer(200), atMs: 6, wallClockMs: wall), .finished(.unauthorized))
     }
+
+    func testWithAnswersRefusalsA4xxIsAnAnswerButA401OrA429IsNot() {
+        let refusal = Array(#"{"errorCode":4030004}"#.utf8)
+        for status in [400, 403, 404] {
+            var calls = ServerAPICallSequence(
+                policy: policy, sandboxFallback: false, firstEnvironment: .sandbox, answersRefusals: true, jitter: { 1 })
+            XCTAssertEqual(calls.start(atMs: 0), .call(.sandbox, afterMs: 0))
+            XCTAssertEqual(
+                calls.next(after: answer(status, refusal), atMs: 10, wallClockMs: wall),
+                .finished(.refused(httpStatus: status, body: refusal)))
+        }
+        var calls = ServerAPICallSequence(policy: policy, sandboxFallback: false, answersRefusals: true, jitter: { 1 })
+        _ = calls.start(atMs: 0)
+        XCTAssertEqual(calls.next(after: answer(429, retryAfter: wall + 100), atMs: 10, wallClockMs: wall), .call(.production, afterMs: 100))
+        XCTAssertEqual(calls.next(after: answer(401), atMs: 120, wallClockMs: wall), .finished(.unauthorized))
+    }
 }
 
 final class ServerAPIReplyTests: XCTestCase {

@@ -13,15 +13,10 @@ public enum ServerAPIVerdict: Equatable, Sendable {
     case answered(body: [UInt8], environment: AppleEnvironment)
     /// Neither environment asked knows it (`4040010`, or a 400/404 for an id Apple refuses).
     case notFound
+    /// A 4xx other than 401 and 429, to a sequence that `answersRefusals`: Apple's status and body.
+    case refused(httpStatus: Int, body: [UInt8])
     /// 401: a bad token or key, a configuration error.
     case unauthorized
     /// Apple unreachable, failing or rate-limiting past the budget.
     case unavailable
-}
-
-/// What `ServerAPICallSequence` asks its caller to do next.
-public enum ServerAPINextStep: Equatable, Sendable {
-    /// Call the Server API in this environment after `afterMs` milliseconds.
-    case call(AppleEnvironment, afterMs: Int)
-    case finished(ServerAPIVerdict)
 }

@@ -17,8 +17,25 @@
 /// - 5xx, any other status, a timeout, a connection or TLS failure: retried in
 ///   the same environment after `policy.backoffMs` while it has attempts left
 ///   and the budget allows, else `unavailable`.
+/// - With `answersRefusals`, any 4xx but 401 and 429 is `refused` at once, with its status and body
+///   for the caller to read (a subscription extension Apple declines is a 400 or 403, not a fault);
+///   no sandbox fallback then.
 /// - At most `policy.maxAttemptsPerEnvironment` calls per environment, 429s included.
-public struct ServerAPICallSequence: Sendable {
+public struct ServerAPICallSequence: CallSequence {
+    public typealias Step = CallStep<AppleEnvironment, ServerAPIVerdict>
+
+    /// A call's result with the moment it came on the wall clock, which a `Retry-After` is read against.
+    public struct Received: Sendable {
+        public let result: ServerAPICallResult
+        /// UNIX milliseconds.
+        public let wallClockMs: Int64
+
+        public init(_ result: ServerAPICallResult, wallClockMs: Int64) {
+            self.result = result
+            self.wallClockMs = wallClockMs
+        }
+    }
+
     /// Apple's errorCode for "transaction id not found".
     public static let transactionIDNotFound = 4_040_010
     /// A `Retry-After` below this (2001-09-09 in ms) is not Apple's UNIX time in
@@ -27,30 +44,33 @@ public struct ServerAPICallSequence: Sendable {
 
     public var policy: AppleRetryPolicy { budget.policy }
     public let sandboxFallback: Bool
+    /// A 4xx other than 401 and 429 is Apple's answer, `refused`, not a fault or `notFound`.
+    public let answersRefusals: Bool
     /// The environment called first: production, except for a question about
     /// the sandbox alone (Get Notification History of sandbox notifications).
     public let firstEnvironment: AppleEnvironment
     /// The environment of the call asked for last.
-    public var environment: AppleEnvironment { budget.environment }
+    public var environment: AppleEnvironment { budget.target }
     /// Calls asked for so far.
     public var callCount: Int { budget.callCount }
     /// The HTTP status of the last answer, nil while none came.
     public private(set) var lastHTTPStatus: Int?
 
-    private var budget: CallBudget
+    private var budget: CallBudget<AppleEnvironment>
     private var verdict: ServerAPIVerdict?
 
     public init(
         policy: AppleRetryPolicy, sandboxFallback: Bool, firstEnvironment: AppleEnvironment = .production,
-        jitter: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }
+        answersRefusals: Bool = false, jitter: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }
     ) {
         self.sandboxFallback = sandboxFallback
+        self.answersRefusals = answersRefusals
         self.firstEnvironment = firstEnvironment
-        budget = CallBudget(policy: policy, jitter: jitter)
+        budget = CallBudget(policy: policy, first: .production, jitter: jitter)
     }
 
     /// Begins the sequence at `now`: call the first environment (production), now.
-    public mutating func start(atMs now: Int) -> ServerAPINextStep {
+    public mutating func start(atMs now: Int) -> Step {
         lastHTTPStatus = nil
         verdict = nil
         budget.start(atMs: now)
@@ -64,7 +84,7 @@ public struct ServerAPICallSequence: Sendable {
 
     /// The step after the result of the call asked for last, which came at
     /// `now` (monotonic) and `wallClockMs` (UNIX milliseconds).
-    public mutating func next(after result: ServerAPICallResult, atMs now: Int, wallClockMs: Int64) -> ServerAPINextStep {
+    public mutating func next(after result: ServerAPICallResult, atMs now: Int, wallClockMs: Int64) -> Step {
         if let verdict { return .finished(verdict) }
         guard case .answered(let httpStatus, let body, let retryAfter) = result else {
             return retry(afterMs: budget.backoffMs(), atMs: now)
@@ -75,6 +95,8 @@ public struct ServerAPICallSequence: Sendable {
             return finish(.answered(body: body, environment: environment))
         case 401:
             return finish(.unauthorized)
+        case 400..<500 where answersRefusals && httpStatus != 429:
+            return finish(.refused(httpStatus: httpStatus, body: body))
         case 404 where Self.errorCode(body) == Self.transactionIDNotFound || Self.errorCode(body) == nil:
             guard environment == .production, sandboxFallback, budget.fits(afterMs: 0, atMs: now) else {
                 return finish(environment == .production && sandboxFallback ? .unavailable : .notFound)
@@ -91,6 +113,14 @@ public struct ServerAPICallSequence: Sendable {
         }
     }
 
+    /// The step after `received`, the result of the call asked for last, which came at `now`.
+    public mutating func next(after received: Received, atMs now: Int) -> Step {
+        next(after: received.result, atMs: now, wallClockMs: received.wallClockMs)
+    }
+
+    /// Stopped by the caller's deadline: `unavailable`.
+    public var verdictWhenStopped: ServerAPIVerdict { .unavailable }
+
     /// Apple's `errorCode` in an error body, when it has one.
     static func errorCode(_ body: [UInt8]) -> Int? {
         guard let json = try? JSONParser.parse(body), case .number(let text)? = json.objectValue?["errorCode"]
@@ -100,17 +130,17 @@ public struct ServerAPICallSequence: Sendable {
 
     /// Calls the same environment again after `afterMs`, or ends `unavailable`
     /// when it has no attempts left or the budget would be too short.
-    private mutating func retry(afterMs wait: Int, atMs now: Int) -> ServerAPINextStep {
+    private mutating func retry(afterMs wait: Int, atMs now: Int) -> Step {
         guard budget.allowsRetry(afterMs: wait, atMs: now) else { return finish(.unavailable) }
         return call(environment, afterMs: wait)
     }
 
-    private mutating func call(_ target: AppleEnvironment, afterMs: Int) -> ServerAPINextStep {
+    private mutating func call(_ target: AppleEnvironment, afterMs: Int) -> Step {
         budget.recordCall(to: target)
         return .call(target, afterMs: afterMs)
     }
 
-    private mutating func finish(_ verdict: ServerAPIVerdict) -> ServerAPINextStep {
+    private mutating func finish(_ verdict: ServerAPIVerdict) -> Step {
         self.verdict = verdict
         return .finished(verdict)
     }

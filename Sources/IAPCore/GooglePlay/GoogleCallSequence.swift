@@ -3,6 +3,7 @@
 /// token from the key's `token_uri`, or the API call) and when, reads each
 /// result, and ends with a verdict. The caller does the I/O and keeps the
 /// shared token (`GoogleAccessTokenCache`); times are its monotonic milliseconds.
+/// Its calls and deadline are kept in a `CallBudget`, like Apple's.
 ///
 /// Rules:
 /// - No usable token: the token first. A token endpoint that refuses the grant
@@ -14,81 +15,90 @@
 /// - 429: called again after `Retry-After` (Google gives seconds) or the backoff;
 ///   5xx, a timeout, a connection or TLS failure: after the backoff. Within the
 ///   budget (`policy.budgetMs`) and at most `maxCalls` calls in all, else `unavailable`.
-public struct GoogleCallSequence: Sendable {
-    public enum Step: Equatable, Sendable {
-        /// Ask `token_uri` for an access token after `afterMs`.
-        case fetchToken(afterMs: Int)
-        /// Make the API call, with the cached token, after `afterMs`.
-        case call(afterMs: Int)
-        case finished(GoogleCallVerdict)
-    }
+public struct GoogleCallSequence: CallSequence {
+    public typealias Step = CallStep<GoogleCallTarget, GoogleCallVerdict>
 
     /// What one HTTP exchange brought.
     public enum Result: Equatable, Sendable {
         /// `retryAfterSeconds`: the answer's `Retry-After`, when it had one.
         case answered(httpStatus: Int, body: [UInt8], retryAfterSeconds: Int64?)
         case transportFailure(AppleCallResult.TransportFailure)
+        /// The token endpoint answered 200 without an access token the caller could read and cache.
+        case unreadableToken
     }
 
     /// Calls of every kind one conversation makes at most (tokens included).
     public static let maxCalls = 6
 
-    public let policy: AppleRetryPolicy
-    private let jitter: @Sendable () -> Double
-    private var deadlineMs = 0
-    private var calls = 0
+    public var policy: AppleRetryPolicy { budget.policy }
+    /// Whether the shared cache holds a usable token, asked when the sequence starts.
+    private let hasToken: @Sendable () -> Bool
+    private var budget: CallBudget<GoogleCallTarget>
     private var failures = 0
     private var refreshed = false
-    /// Whether the call asked for last is a token request.
-    public private(set) var askingToken = false
 
-    public init(policy: AppleRetryPolicy, jitter: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }) {
-        self.policy = policy
-        self.jitter = jitter
+    public init(
+        policy: AppleRetryPolicy, hasToken: @escaping @Sendable () -> Bool,
+        jitter: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }
+    ) {
+        self.hasToken = hasToken
+        budget = CallBudget(policy: policy, first: .api, jitter: jitter)
     }
 
-    /// Begins at `now`; `hasToken`: the cache holds a usable one.
-    public mutating func start(atMs now: Int, hasToken: Bool) -> Step {
-        deadlineMs = now + policy.budgetMs
-        return hasToken ? call(afterMs: 0) : fetchToken(afterMs: 0)
+    /// Begins at `now`: the API call when the cache holds a usable token, else the token first.
+    public mutating func start(atMs now: Int) -> Step {
+        budget.start(atMs: now)
+        failures = 0
+        refreshed = false
+        return hasToken() ? call(.api, afterMs: 0) : call(.token, afterMs: 0)
     }
 
-    public func timeLeftMs(atMs now: Int) -> Int { max(deadlineMs - now, 0) }
+    public func timeLeftMs(atMs now: Int) -> Int { budget.timeLeftMs(atMs: now) }
 
-    /// The step after a token request's result. `tokenStored`: a 200 whose
-    /// token the caller read and cached (false: unreadable, `unavailable`).
-    public mutating func next(afterToken result: Result, tokenStored: Bool, atMs now: Int) -> Step {
+    /// Stopped by the caller's deadline: `unavailable`.
+    public var verdictWhenStopped: GoogleCallVerdict { .unavailable }
+
+    /// The step after the result of the call asked for last: a token request's or the API call's.
+    public mutating func next(after result: Result, atMs now: Int) -> Step {
+        budget.target == .token ? next(afterToken: result, atMs: now) : next(afterCall: result, atMs: now)
+    }
+
+    private mutating func next(afterToken result: Result, atMs now: Int) -> Step {
         switch result {
         case .answered(200, _, _):
-            return tokenStored ? call(afterMs: 0) : .finished(.unavailable)
+            return call(.api, afterMs: 0)
+        case .unreadableToken:
+            return .finished(.unavailable)
         case .answered(429, _, let retryAfter):
-            return retry(afterMs: wait(retryAfter), atMs: now, fetchingToken: true)
+            return retry(afterMs: wait(retryAfter), atMs: now)
         case .answered(let status, _, _) where status >= 500:
-            return retry(afterMs: backoff(), atMs: now, fetchingToken: true)
+            return retry(afterMs: backoff(), atMs: now)
         case .answered:
             return .finished(.unauthorized)
         case .transportFailure:
-            return retry(afterMs: backoff(), atMs: now, fetchingToken: true)
+            return retry(afterMs: backoff(), atMs: now)
         }
     }
 
-    /// The step after the API call's result.
-    public mutating func next(afterCall result: Result, atMs now: Int) -> Step {
+    private mutating func next(afterCall result: Result, atMs now: Int) -> Step {
         switch result {
         case .answered(401, _, _):
             guard !refreshed else { return .finished(.unauthorized) }
             refreshed = true
-            return fetchToken(afterMs: 0, atMs: now)
+            guard budget.callCount < Self.maxCalls, budget.fits(afterMs: 0, atMs: now) else {
+                return .finished(.unavailable)
+            }
+            return call(.token, afterMs: 0)
         case .answered(404, _, _), .answered(410, _, _):
             return .finished(.notFound)
         case .answered(429, _, let retryAfter):
-            return retry(afterMs: wait(retryAfter), atMs: now, fetchingToken: false)
+            return retry(afterMs: wait(retryAfter), atMs: now)
         case .answered(let status, _, _) where status >= 500:
-            return retry(afterMs: backoff(), atMs: now, fetchingToken: false)
+            return retry(afterMs: backoff(), atMs: now)
         case .answered(let status, let body, _):
             return .finished(.answered(httpStatus: status, body: body))
-        case .transportFailure:
-            return retry(afterMs: backoff(), atMs: now, fetchingToken: false)
+        case .transportFailure, .unreadableToken:
+            return retry(afterMs: backoff(), atMs: now)
         }
     }
 
@@ -97,29 +107,30 @@ public struct GoogleCallSequence: Sendable {
     }
 
     private func backoff() -> Int {
-        policy.backoffMs(afterAttempt: failures + 1, jitter: jitter())
+        budget.backoffMs(afterAttempt: failures + 1)
     }
 
-    private mutating func retry(afterMs wait: Int, atMs now: Int, fetchingToken: Bool) -> Step {
+    /// The call asked for last once more, after `wait`, when the calls and the budget allow it.
+    private mutating func retry(afterMs wait: Int, atMs now: Int) -> Step {
         failures += 1
-        guard calls < Self.maxCalls, now + wait + policy.minimumCallMs <= deadlineMs else {
+        guard budget.callCount < Self.maxCalls, budget.fits(afterMs: wait, atMs: now) else {
             return .finished(.unavailable)
         }
-        return fetchingToken ? fetchToken(afterMs: wait) : call(afterMs: wait)
+        return call(budget.target, afterMs: wait)
     }
 
-    private mutating func fetchToken(afterMs wait: Int, atMs now: Int? = nil) -> Step {
-        if let now, calls >= Self.maxCalls || now + policy.minimumCallMs > deadlineMs { return .finished(.unavailable) }
-        calls += 1
-        askingToken = true
-        return .fetchToken(afterMs: wait)
+    private mutating func call(_ target: GoogleCallTarget, afterMs wait: Int) -> Step {
+        budget.recordCall(to: target)
+        return .call(target, afterMs: wait)
     }
+}
 
-    private mutating func call(afterMs wait: Int) -> Step {
-        calls += 1
-        askingToken = false
-        return .call(afterMs: wait)
-    }
+/// Where a call of a `GoogleCallSequence` goes.
+public enum GoogleCallTarget: Hashable, Sendable {
+    /// The key's `token_uri`, for an access token.
+    case token
+    /// The Play Developer API, with the cached token.
+    case api
 }
 
 /// How a conversation with the Play Developer API ended.

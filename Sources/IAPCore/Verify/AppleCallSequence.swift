@@ -36,10 +36,12 @@
 /// Attempts are counted per environment for the whole sequence, not per visit,
 /// so a request makes at most 2 environments x 3 attempts = 6 calls
 /// (`AppleRetryPolicy.maxCalls`), however Apple answers.
-public struct AppleCallSequence: Sendable {
+public struct AppleCallSequence: CallSequence {
+    public typealias Step = CallStep<AppleEnvironment, AppleVerdict>
+
     public var policy: AppleRetryPolicy { budget.policy }
     /// The environment of the call asked for last.
-    public var environment: AppleEnvironment { budget.environment }
+    public var environment: AppleEnvironment { budget.target }
     /// The status of Apple's most recent readable answer in this sequence, nil
     /// while there was none (Apple not reached). A later unreadable answer or
     /// transport failure does not erase it.
@@ -47,7 +49,7 @@ public struct AppleCallSequence: Sendable {
     /// Calls asked for so far.
     public var callCount: Int { budget.callCount }
 
-    private var budget: CallBudget
+    private var budget: CallBudget<AppleEnvironment>
     private var switches = 0
     private var verdict: AppleVerdict?
 
@@ -55,11 +57,11 @@ public struct AppleCallSequence: Sendable {
         policy: AppleRetryPolicy = AppleRetryPolicy(),
         jitter: @escaping @Sendable () -> Double = { Double.random(in: 0...1) }
     ) {
-        budget = CallBudget(policy: policy, jitter: jitter)
+        budget = CallBudget(policy: policy, first: .production, jitter: jitter)
     }
 
     /// Begins (or begins again) the sequence at `now`: call production, now.
-    public mutating func start(atMs now: Int) -> AppleNextStep {
+    public mutating func start(atMs now: Int) -> Step {
         lastAppleStatus = nil
         switches = 0
         verdict = nil
@@ -74,7 +76,7 @@ public struct AppleCallSequence: Sendable {
 
     /// The step after the result of the call asked for last, which came at
     /// `now`. Once the sequence is finished it keeps answering the same verdict.
-    public mutating func next(after result: AppleCallResult, atMs now: Int) -> AppleNextStep {
+    public mutating func next(after result: AppleCallResult, atMs now: Int) -> Step {
         if let verdict { return .finished(verdict) }
         guard let reply = Self.reply(from: result) else {
             return retry(orElse: .unavailable(appleStatus: lastAppleStatus), atMs: now)
@@ -88,7 +90,7 @@ public struct AppleCallSequence: Sendable {
             return finish(.valid(reply, environment: environment))
         case .sendTo(let target):
             guard target != environment, switches < policy.maxEnvironmentSwitches,
-                  budget.attemptsLeft(in: target), budget.fits(afterMs: 0, atMs: now)
+                  budget.attemptsLeft(at: target), budget.fits(afterMs: 0, atMs: now)
             else { return finish(.unavailable(appleStatus: reply.status)) }
             switches += 1
             return call(target, afterMs: 0)
@@ -103,6 +105,9 @@ public struct AppleCallSequence: Sendable {
         }
     }
 
+    /// Stopped by the caller's deadline: `unavailable`, with Apple's last status if one came.
+    public var verdictWhenStopped: AppleVerdict { .unavailable(appleStatus: lastAppleStatus) }
+
     /// Apple's answer, when the call brought a readable one.
     private static func reply(from result: AppleCallResult) -> AppleReply? {
         guard case .answered(let httpStatus, let body) = result, httpStatus == 200,
@@ -113,19 +118,19 @@ public struct AppleCallSequence: Sendable {
 
     /// Calls the same environment again after the backoff, or ends with
     /// `exhausted` when it has no attempts left or the budget would be too short.
-    private mutating func retry(orElse exhausted: AppleVerdict, atMs now: Int) -> AppleNextStep {
-        guard budget.attemptsLeft(in: environment) else { return finish(exhausted) }
+    private mutating func retry(orElse exhausted: AppleVerdict, atMs now: Int) -> Step {
+        guard budget.attemptsLeft(at: environment) else { return finish(exhausted) }
         let wait = budget.backoffMs()
         guard budget.fits(afterMs: wait, atMs: now) else { return finish(exhausted) }
         return call(environment, afterMs: wait)
     }
 
-    private mutating func call(_ target: AppleEnvironment, afterMs: Int) -> AppleNextStep {
+    private mutating func call(_ target: AppleEnvironment, afterMs: Int) -> Step {
         budget.recordCall(to: target)
         return .call(target, afterMs: afterMs)
     }
 
-    private mutating func finish(_ verdict: AppleVerdict) -> AppleNextStep {
+    private mutating func finish(_ verdict: AppleVerdict) -> Step {
         self.verdict = verdict
         return .finished(verdict)
     }

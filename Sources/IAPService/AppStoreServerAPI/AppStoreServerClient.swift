@@ -179,14 +179,13 @@ final class AppStoreServerClient: Sendable {
         _ path: String, body: [UInt8]?, sandboxFallback: Bool, firstEnvironment: AppleEnvironment, deadline: Deadline,
         completion: @escaping @Sendable (Result<[UInt8], AppStoreServerError>) -> Void
     ) -> Bool {
-        let conversation = ServerAPIConversation(
-            path: path, body: body, sandboxFallback: sandboxFallback, firstEnvironment: firstEnvironment, api: api,
-            caFile: caFile, policy: policy, authorization: authorization, deadline: deadline
-        ) { [self] verdict in
+        let sequence = ServerAPICallSequence(
+            policy: policy, sandboxFallback: sandboxFallback, firstEnvironment: firstEnvironment)
+        let exchange = ServerAPIExchange(path: path, body: body, client: self) { [self] verdict in
             switch verdict {
             case .answered(let body, _):
                 completion(.success(body))
-            case .notFound:
+            case .notFound, .refused:
                 completion(.failure(.notFound))
             case .unauthorized:
                 logUnauthorizedOnce()
@@ -195,39 +194,44 @@ final class AppStoreServerClient: Sendable {
                 completion(.failure(.unavailable))
             }
         }
-        return apple.submit(conversation)
+        return apple.submit(CallConversation(sequence, exchange: exchange, deadline: deadline))
     }
 
-    /// Finish Transaction (`FinishConversation`): one call to `environment`, whose outcome
+    /// Finish Transaction: one call to `environment` (`SingleCallSequence`), whose outcome
     /// `completion` gets (on the client's thread; it must not block). False when too many calls
     /// wait their turn (`completion` never runs). An id that is not digits is never sent: it
     /// completes `invalidTransactionID` at once, on the caller's thread.
     func finishTransaction(
         _ transactionID: String, environment: AppleEnvironment, timeoutMs: Int, deadline: Deadline,
-        completion: @escaping FinishConversation.Completion
+        completion: @escaping @Sendable (FinishCallOutcome) -> Void
     ) -> Bool {
         guard AppleTransactionID.isValid(transactionID) else {
             completion(.invalidTransactionID)
             return true
         }
-        return apple.submit(
-            FinishConversation(
-                transactionID: transactionID, environment: environment, api: api, caFile: caFile, timeoutMs: timeoutMs,
-                deadline: deadline, authorization: authorization
-            ) { [self] outcome in
-                if case .answered(401, _, _) = outcome { logUnauthorizedOnce() }
-                completion(outcome)
-            })
+        let sequence = SingleCallSequence(
+            environment: environment, budgetMs: timeoutMs, verdictWhenStopped: FinishCallOutcome.noAnswer(.timeout))
+        // Apple documents no body for the POST: an empty JSON object is sent.
+        let exchange = ServerAPIExchange<SingleCallSequence<FinishCallOutcome>>(
+            path: "/inApps/v1/transactions/\(transactionID)/finish", body: Array("{}".utf8), client: self,
+            reading: { result, retryAfter in
+                switch result {
+                case .answered(let httpStatus, let body):
+                    return .answered(httpStatus: httpStatus, body: body, retryAfterUnixMs: retryAfter)
+                case .transportFailure(let failure):
+                    return .noAnswer(failure)
+                }
+            }
+        ) { [self] outcome in
+            if case .answered(401, _, _) = outcome { logUnauthorizedOnce() }
+            completion(outcome)
+        }
+        return apple.submit(CallConversation(sequence, exchange: exchange, deadline: deadline))
     }
 
     /// The `Authorization` header line of a call starting now (a cached token while it is fresh).
     func authorizationHeader() -> String {
         "Authorization: Bearer " + tokens.withLock { $0.token(atSeconds: SystemClock.wallMilliseconds() / 1000) }
-    }
-
-    /// `authorizationHeader()` as the closure a conversation calls when its call starts.
-    private var authorization: @Sendable () -> String {
-        { [self] in authorizationHeader() }
     }
 
     /// A 401 is the operator's to fix, and every call would repeat it: said once.

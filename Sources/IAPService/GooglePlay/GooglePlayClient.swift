@@ -17,7 +17,7 @@ enum GoogleFinishAction: String, Sendable {
     case acknowledge
 }
 
-/// The Play Developer API, on `AppleClient`'s thread (`GoogleConversation`): reads a
+/// The Play Developer API, on `AppleClient`'s thread (`GoogleExchange`): reads a
 /// purchase (productsv2), consumes or acknowledges one. TLS is verified against
 /// `IAP_CA_FILE` (or the system's CAs). Completions run on the client's thread and must not block.
 final class GooglePlayClient: Sendable {
@@ -82,7 +82,7 @@ final class GooglePlayClient: Sendable {
     /// conversation, whose verdict `completion` gets. False as for `readPurchase`.
     func finish(
         _ action: GoogleFinishAction, packageName: String, productID: String, purchaseToken: String,
-        completion: @escaping GoogleConversation.Completion
+        completion: @escaping GoogleExchange.Completion
     ) -> Bool {
         let url = applicationURL(packageName) + "/purchases/products/" + Self.pathSegment(productID) + "/tokens/"
             + Self.pathSegment(purchaseToken) + ":" + action.rawValue
@@ -92,7 +92,7 @@ final class GooglePlayClient: Sendable {
     /// `POST …/orders/{orderId}:reviewrefund` with `body` (`GoogleRefundReviewRequest`): one
     /// conversation, whose verdict `completion` gets. False as for `readPurchase`.
     func reviewRefund(
-        packageName: String, orderID: String, body: [UInt8], completion: @escaping GoogleConversation.Completion
+        packageName: String, orderID: String, body: [UInt8], completion: @escaping GoogleExchange.Completion
     ) -> Bool {
         let url = applicationURL(packageName) + "/orders/" + Self.pathSegment(orderID) + ":reviewrefund"
         return call(url, body: body, completion: completion)
@@ -128,12 +128,11 @@ final class GooglePlayClient: Sendable {
         }
     }
 
-    private func call(_ url: String, body: [UInt8]?, completion: @escaping GoogleConversation.Completion) -> Bool {
+    private func call(_ url: String, body: [UInt8]?, completion: @escaping GoogleExchange.Completion) -> Bool {
         let deadline = Deadline(startNs: SystemClock.monotonicNanoseconds(), budgetMs: configuration.timeoutMs * 2)
-        return driver.submit(
-            GoogleConversation(
-                url: url, body: body, tokens: tokens, caFile: caFile, policy: policy, deadline: deadline,
-                completion: completion))
+        let sequence = GoogleCallSequence(policy: policy, hasToken: { [tokens] in tokens.current() != nil })
+        let exchange = GoogleExchange(url: url, body: body, tokens: tokens, caFile: caFile, completion: completion)
+        return driver.submit(CallConversation(sequence, exchange: exchange, deadline: deadline))
     }
 
     private func applicationURL(_ packageName: String) -> String {

@@ -114,7 +114,7 @@ public struct SubscriptionExtension: Sendable {
     }
 
     private func outcome(
-        _ verdict: SubscriptionCallConversation.Verdict, _ read: (Int, [UInt8]) -> SubscriptionExtensionAnswer?
+        _ verdict: CallVerdict, _ read: (Int, [UInt8]) -> SubscriptionExtensionAnswer?
     ) -> Outcome {
         switch verdict {
         case .answered(let httpStatus, let body):
@@ -133,20 +133,43 @@ public struct SubscriptionExtension: Sendable {
     /// case the client's thread is stopping).
     private func call(
         _ method: String, _ path: String, _ body: [UInt8]?, _ environment: AppleEnvironment
-    ) -> SubscriptionCallConversation.Verdict {
+    ) -> CallVerdict {
         let budgetMs = VerificationDeadline.budgetMs(appleTimeoutMs: appleTimeoutMs)
         let deadline = Deadline(startNs: SystemClock.monotonicNanoseconds(), budgetMs: budgetMs)
         let answered = DispatchSemaphore(value: 0)
-        let verdict = Locked(SubscriptionCallConversation.Verdict.unavailable)
-        let conversation = SubscriptionCallConversation(
-            method: method, path: path, body: body, environment: environment, client: client,
-            policy: AppleRetryPolicy(budgetMs: appleTimeoutMs), deadline: deadline
-        ) { outcome in
-            verdict.withLock { $0 = outcome }
+        let verdict = Locked(CallVerdict.unavailable)
+        // The chain's own environment only; Apple's refusals (an extension it declines is a 400 or
+        // 403) are answers to read, not faults to retry.
+        let sequence = ServerAPICallSequence(
+            policy: AppleRetryPolicy(budgetMs: appleTimeoutMs), sandboxFallback: false, firstEnvironment: environment,
+            answersRefusals: true)
+        let exchange = ServerAPIExchange(method, path: path, body: body, client: client) { outcome in
+            verdict.withLock { $0 = CallVerdict(outcome) }
             answered.signal()
         }
-        guard client.apple.submit(conversation) else { return .unavailable }
+        guard client.apple.submit(CallConversation(sequence, exchange: exchange, deadline: deadline)) else {
+            return .unavailable
+        }
         guard answered.wait(timeout: .now() + .milliseconds(budgetMs + 1000)) == .success else { return .unavailable }
         return verdict.withLock { $0 }
+    }
+
+    /// How a call ended, as the callers above read it.
+    enum CallVerdict: Equatable, Sendable {
+        /// 200, or a 4xx other than 401 and 429, with its body.
+        case answered(httpStatus: Int, body: [UInt8])
+        /// 401: the key, key id, issuer id or bundle id is wrong.
+        case unauthorized
+        /// Apple unreachable, failing or rate-limiting past the budget.
+        case unavailable
+
+        init(_ verdict: ServerAPIVerdict) {
+            switch verdict {
+            case .answered(let body, _): self = .answered(httpStatus: 200, body: body)
+            case .refused(let httpStatus, let body): self = .answered(httpStatus: httpStatus, body: body)
+            case .unauthorized: self = .unauthorized
+            case .notFound, .unavailable: self = .unavailable
+            }
+        }
     }
 }

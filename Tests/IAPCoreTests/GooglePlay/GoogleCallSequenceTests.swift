@@ -3,8 +3,8 @@ import XCTest
 @testable import IAPCore
 
 final class GoogleCallSequenceTests: XCTestCase {
-    private func sequence(budgetMs: Int = 8000) -> GoogleCallSequence {
-        GoogleCallSequence(policy: AppleRetryPolicy(budgetMs: budgetMs), jitter: { 1 })
+    private func sequence(budgetMs: Int = 8000, hasToken: Bool) -> GoogleCallSequence {
+        GoogleCallSequence(policy: AppleRetryPolicy(budgetMs: budgetMs), hasToken: { hasToken }, jitter: { 1 })
     }
 
     private func answer(_ status: Int, retryAfter: Int64? = nil) -> GoogleCallSequence.Result {
@@ -12,57 +12,54 @@ final class GoogleCallSequenceTests: XCTestCase {
     }
 
     func testWithoutATokenTheTokenComesFirstThenTheCall() {
-        var calls = sequence()
-        XCTAssertEqual(calls.start(atMs: 0, hasToken: false), .fetchToken(afterMs: 0))
-        XCTAssertTrue(calls.askingToken)
-        XCTAssertEqual(calls.next(afterToken: answer(200), tokenStored: true, atMs: 10), .call(afterMs: 0))
-        XCTAssertFalse(calls.askingToken)
-        XCTAssertEqual(calls.next(afterCall: answer(200), atMs: 20), .finished(.answered(httpStatus: 200, body: Array("{}".utf8))))
+        var calls = sequence(hasToken: false)
+        XCTAssertEqual(calls.start(atMs: 0), .call(.token, afterMs: 0))
+        XCTAssertEqual(calls.next(after: answer(200), atMs: 10), .call(.api, afterMs: 0))
+        XCTAssertEqual(calls.next(after: answer(200), atMs: 20), .finished(.answered(httpStatus: 200, body: Array("{}".utf8))))
     }
 
     func testA401GetsOneNewTokenAndOneRetryOnly() {
-        var calls = sequence()
-        XCTAssertEqual(calls.start(atMs: 0, hasToken: true), .call(afterMs: 0))
-        XCTAssertEqual(calls.next(afterCall: answer(401), atMs: 10), .fetchToken(afterMs: 0))
-        XCTAssertEqual(calls.next(afterToken: answer(200), tokenStored: true, atMs: 20), .call(afterMs: 0))
-        XCTAssertEqual(calls.next(afterCall: answer(401), atMs: 30), .finished(.unauthorized))
+        var calls = sequence(hasToken: true)
+        XCTAssertEqual(calls.start(atMs: 0), .call(.api, afterMs: 0))
+        XCTAssertEqual(calls.next(after: answer(401), atMs: 10), .call(.token, afterMs: 0))
+        XCTAssertEqual(calls.next(after: answer(200), atMs: 20), .call(.api, afterMs: 0))
+        XCTAssertEqual(calls.next(after: answer(401), atMs: 30), .finished(.unauthorized))
     }
 
     func testAGrantRefusedIsUnauthorizedAndAnUnreadableTokenUnavailable() {
-        var refused = sequence()
-        _ = refused.start(atMs: 0, hasToken: false)
-        XCTAssertEqual(refused.next(afterToken: answer(400), tokenStored: false, atMs: 5), .finished(.unauthorized))
-        var unreadable = sequence()
-        _ = unreadable.start(atMs: 0, hasToken: false)
-        XCTAssertEqual(unreadable.next(afterToken: answer(200), tokenStored: false, atMs: 5), .finished(.unavailable))
+        var refused = sequence(hasToken: false)
+        _ = refused.start(atMs: 0)
+        XCTAssertEqual(refused.next(after: answer(400), atMs: 5), .finished(.unauthorized))
+        var unreadable = sequence(hasToken: false)
+        _ = unreadable.start(atMs: 0)
+        XCTAssertEqual(unreadable.next(after: .unreadableToken, atMs: 5), .finished(.unavailable))
     }
 
     func test404And410ProveNothingAndOther4xxAreAnswered() {
         for status in [404, 410] {
-            var calls = sequence()
-            _ = calls.start(atMs: 0, hasToken: true)
-            XCTAssertEqual(calls.next(afterCall: answer(status), atMs: 5), .finished(.notFound))
+            var calls = sequence(hasToken: true)
+            _ = calls.start(atMs: 0)
+            XCTAssertEqual(calls.next(after: answer(status), atMs: 5), .finished(.notFound))
         }
-        var consumedTwice = sequence()
-        _ = consumedTwice.start(atMs: 0, hasToken: true)
+        var consumedTwice = sequence(hasToken: true)
+        _ = consumedTwice.start(atMs: 0)
         XCTAssertEqual(
-            consumedTwice.next(afterCall: answer(400), atMs: 5), .finished(.answered(httpStatus: 400, body: Array("{}".utf8))))
+            consumedTwice.next(after: answer(400), atMs: 5), .finished(.answered(httpStatus: 400, body: Array("{}".utf8))))
     }
 
     func test429WaitsRetryAfterSecondsAnd5xxTheBackoffWithinTheBudget() {
-        var calls = sequence(budgetMs: 8000)
-        _ = calls.start(atMs: 0, hasToken: true)
-        XCTAssertEqual(calls.next(afterCall: answer(429, retryAfter: 1), atMs: 100), .call(afterMs: 1000))
+        var calls = sequence(budgetMs: 8000, hasToken: true)
+        _ = calls.start(atMs: 0)
+        XCTAssertEqual(calls.next(after: answer(429, retryAfter: 1), atMs: 100), .call(.api, afterMs: 1000))
         // Backoff ceiling B/8 after the first failure, 3B/8 after the second (jitter 1: the ceiling).
-        XCTAssertEqual(calls.next(afterCall: answer(503), atMs: 1200), .call(afterMs: 3000))
+        XCTAssertEqual(calls.next(after: answer(503), atMs: 1200), .call(.api, afterMs: 3000))
         // A Retry-After past the budget's last useful moment: unavailable at once.
-        XCTAssertEqual(calls.next(afterCall: answer(429, retryAfter: 10), atMs: 4300), .finished(.unavailable))
+        XCTAssertEqual(calls.next(after: answer(429, retryAfter: 10), atMs: 4300), .finished(.unavailable))
     }
 
     func testTransportFailuresOfTheTokenEndpointAreRetried() {
-        var calls = sequence(budgetMs: 8000)
-        _ = calls.start(atMs: 0, hasToken: false)
-        XCTAssertEqual(calls.next(afterToken: .transportFailure(.connection), tokenStored: false, atMs: 5), .fetchToken(afterMs: 1000))
-        XCTAssertTrue(calls.askingToken)
+        var calls = sequence(budgetMs: 8000, hasToken: false)
+        _ = calls.start(atMs: 0)
+        XCTAssertEqual(calls.next(after: .transportFailure(.connection), atMs: 5), .call(.token, afterMs: 1000))
     }
 }
