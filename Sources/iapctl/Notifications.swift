@@ -36,8 +36,8 @@ struct Notifications: ParsableCommand {
             } catch {
                 throw ValidationError(error.description)
             }
-            let sync = NotificationSync(
-                query: try ServerAPIAccess.query(), connection: try AdminDatabase.connect(), configuration: configuration)
+            let sync = NotificationSync(AppleSyncContext(
+                query: try ServerAPIAccess.query(), connection: try AdminDatabase.connect(), configuration: configuration))
             let summary: NotificationSync.Summary
             do {
                 summary = try sync.run(sinceMs: sinceMs, untilMs: nowMs) { print($0) }

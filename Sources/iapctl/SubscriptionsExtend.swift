@@ -46,7 +46,8 @@ struct SubscriptionsExtend: ParsableCommand {
         guard case .extended(let effectiveDate) = outcome else { throw AdminError("\(originalTransactionID) \(outcome)") }
         print("\(originalTransactionID)\textended\t\(AppleDate.iso8601(ms: effectiveDate))")
         guard stored != nil else { return }
-        let sync = SubscriptionSync(query: try ServerAPIAccess.query(), connection: connection, configuration: configuration)
+        let sync = SubscriptionSync(
+            AppleSyncContext(query: try ServerAPIAccess.query(), connection: connection, configuration: configuration))
         do {
             try sync.run(.chain(originalTransactionID)) { print(SubscriptionsSync.line($0)) }
         } catch let error as SubscriptionSync.Failure {

@@ -34,7 +34,8 @@ struct SubscriptionsSync: ParsableCommand {
     func run() throws {
         let configuration = try ServerAPIAccess.configuration()
         let connection = try AdminDatabase.connect()
-        let sync = SubscriptionSync(query: try ServerAPIAccess.query(), connection: connection, configuration: configuration)
+        let sync = SubscriptionSync(
+            AppleSyncContext(query: try ServerAPIAccess.query(), connection: connection, configuration: configuration))
         var results: [SubscriptionSync.ChainResult] = []
         var failure: AdminError?
         do {

@@ -51,19 +51,13 @@ public struct GoogleVerifyRequest: Equatable, Sendable {
         let purchaseToken = try fields.requiredString(
             "purchase_token", "must be a string of 1 to \(maxPurchaseTokenLength) printable ASCII characters",
             where: isPurchaseToken)
-        let orderID = try fields.optionalString(
-            "order_id", "must be a UUID (8-4-4-4-12 hex digits)", where: VerifyRequest.isUUID)?.lowercased()
-        let userID = try fields.optionalString("user_id", UserID.rule, where: UserID.isValid)
-        let appVersion = try fields.optionalString(
-            "app_version",
-            "must be a string of 1 to \(VerifyRequest.maxAppVersionLength) printable ASCII characters",
-            where: VerifyRequest.isAppVersion)
-        if orderID == nil && userID == nil {
+        let buyer = try BuyerFields(fields)
+        if buyer.orderID == nil && buyer.userID == nil {
             throw APIError.missingField("user_id", "is required when order_id is absent")
         }
         return GoogleVerifyRequest(
-            packageName: packageName, productID: productID, purchaseToken: purchaseToken, orderID: orderID,
-            userID: userID, appVersion: appVersion)
+            packageName: packageName, productID: productID, purchaseToken: purchaseToken, orderID: buyer.orderID,
+            userID: buyer.userID, appVersion: buyer.appVersion)
     }
 
     /// 1 to 4096 printable ASCII characters (`!` to `~`, no space): what Google's

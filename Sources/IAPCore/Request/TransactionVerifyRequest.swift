@@ -38,13 +38,7 @@ public struct TransactionVerifyRequest: Equatable, Sendable {
     /// `SignedDataVerifier`'s part (400 `invalid_signed_data`, with an audit row).
     public static func parse(body: [UInt8]) throws(APIError) -> TransactionVerifyRequest {
         let fields = try RequestBody(body)
-        let orderID = try fields.optionalString(
-            "order_id", "must be a UUID (8-4-4-4-12 hex digits)", where: VerifyRequest.isUUID)?.lowercased()
-        let userID = try fields.optionalString("user_id", UserID.rule, where: UserID.isValid)
-        let appVersion = try fields.optionalString(
-            "app_version",
-            "must be a string of 1 to \(VerifyRequest.maxAppVersionLength) printable ASCII characters",
-            where: VerifyRequest.isAppVersion)
+        let buyer = try BuyerFields(fields)
         let subject: Subject
         if let jws = try fields.optionalString(
             "signed_transaction",
@@ -53,14 +47,15 @@ public struct TransactionVerifyRequest: Equatable, Sendable {
         {
             subject = .signedTransaction(jws)
         } else if let transactionID = try VerifyRequest.readTransactionID(fields) {
-            guard userID != nil || orderID != nil else {
+            guard buyer.userID != nil || buyer.orderID != nil else {
                 throw APIError.missingField("user_id", "is required with transaction_id when order_id is absent")
             }
             subject = .transactionID(transactionID)
         } else {
             throw APIError.missingField("signed_transaction", "or transaction_id is required")
         }
-        return TransactionVerifyRequest(subject: subject, orderID: orderID, userID: userID, appVersion: appVersion)
+        return TransactionVerifyRequest(
+            subject: subject, orderID: buyer.orderID, userID: buyer.userID, appVersion: buyer.appVersion)
     }
 
     /// 1 to `maxSignedTransactionCharacters` printable ASCII characters, no

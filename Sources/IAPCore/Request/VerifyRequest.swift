@@ -38,19 +38,14 @@ public struct VerifyRequest: Equatable, Sendable {
     public static func parse(body: [UInt8]) throws(APIError) -> VerifyRequest {
         let fields = try RequestBody(body)
         let receipt = try readReceipt(fields)
-        let orderID = try fields.optionalString(
-            "order_id", "must be a UUID (8-4-4-4-12 hex digits)", where: isUUID)?.lowercased()
+        let buyer = try BuyerFields(fields)
         let transactionID = try readTransactionID(fields)
-        let userID = try fields.optionalString("user_id", UserID.rule, where: UserID.isValid)
-        let appVersion = try fields.optionalString(
-            "app_version", "must be a string of 1 to \(maxAppVersionLength) printable ASCII characters",
-            where: isAppVersion)
-        if orderID == nil && userID == nil {
+        if buyer.orderID == nil && buyer.userID == nil {
             throw APIError.missingField("user_id", "is required when order_id is absent")
         }
         return VerifyRequest(
-            receipt: receipt, orderID: orderID, transactionID: transactionID,
-            userID: userID, appVersion: appVersion)
+            receipt: receipt, orderID: buyer.orderID, transactionID: transactionID,
+            userID: buyer.userID, appVersion: buyer.appVersion)
     }
 
     /// `receipt_data` wins over `receipt-data` when both are present.

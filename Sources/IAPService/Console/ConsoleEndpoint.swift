@@ -6,12 +6,12 @@ import IAPCore
 /// threads: the service's own threads, each with its own database connection,
 /// as the public accept threads. The public listener's router knows none of
 /// the console's paths (they answer 404 there).
-final class ConsoleEndpoint: Worker {
+final class ConsoleEndpoint: FastCGIServer {
     let listener: FastCGIListener
     let configuration: ConsoleConfiguration
     private let router: ConsoleRouter
-    private let database: Database
-    private let inflight: InflightCounter
+    let database: Database
+    let inflight: InflightCounter
     /// Staff are few: two threads, so that one slow page (Apple's lookup) does not hold the others.
     static let threads = 2
 
@@ -41,23 +41,9 @@ final class ConsoleEndpoint: Worker {
     var threadName: String { "console" }
     var threadCount: Int { Self.threads }
 
-    /// Stopping takes the listener out of the poller: each thread returns once its request is answered.
-    func wake() {
-        listener.stopAccepting()
-    }
-
-    func run(_ stop: StopRequest) {
-        let worker = WorkerContext(database: database)
-        while let exchange = listener.accept() {
-            let head = RequestReader.head(of: exchange)
-            let responder = Responder(exchange: exchange, head: head, inflight: inflight)
-            do {
-                let request = try RequestReader.read(exchange, head: head)
-                let console = ConsoleRequest(http: request, cookieHeader: exchange.parameter("HTTP_COOKIE"))
-                responder.send(router.handle(console, connection: worker.connection))
-            } catch {
-                responder.send(.error(error))
-            }
-        }
+    /// A console request carries the staff session's cookie.
+    func serve(_ request: HTTPRequest, exchange: FastCGIExchange, responder: Responder, worker: WorkerContext) {
+        let console = ConsoleRequest(http: request, cookieHeader: exchange.parameter("HTTP_COOKIE"))
+        responder.send(router.handle(console, connection: worker.connection))
     }
 }

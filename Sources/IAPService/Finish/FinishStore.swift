@@ -19,21 +19,21 @@ struct FinishStore: FinishOutboxStore {
         let lease: String
     }
 
-    private var outbox: LeasedOutbox {
-        LeasedOutbox(connection: connection, table: "transaction_finishes", keyColumn: "transaction_id")
+    private var table: FinishOutboxTable {
+        FinishOutboxTable(connection: connection, table: "transaction_finishes")
     }
 
     /// Runs `body` in the outbox's database transaction (`LeasedOutbox.transaction`: READ COMMITTED,
     /// so a delivery writing its row never waits for a claim, and run again whole when it lost to another).
     func transaction<Result>(_ body: () throws -> Result) throws -> Result {
-        try outbox.transaction(body)
+        try table.outbox.transaction(body)
     }
 
     /// Leases up to `limit` rows that are due and not leased, the longest due first. Run it in
     /// `transaction`: `SKIP LOCKED` makes workers claiming at the same moment take different rows, and
     /// the lease is committed before any call starts.
     func lease(upTo limit: Int, now: Timestamp, until lease: String) throws(MariaDBError) -> [Claimed] {
-        try outbox.lease(
+        try table.outbox.lease(
             """
             SELECT transaction_id, environment, attempts FROM transaction_finishes FORCE INDEX (transaction_finishes_due)
             WHERE next_attempt_at <= ? AND (lease_expires_at IS NULL OR lease_expires_at <= ?)
@@ -49,16 +49,9 @@ struct FinishStore: FinishOutboxStore {
             key: { .text($0.transactionID) })
     }
 
-    /// Apple answered 2xx: `finished_at` set and the row gone. Run it in `transaction`. False when the
-    /// row no longer held the lease (it ended, and another worker took it: that one records its own
-    /// call); `finished_at` is set all the same, since Apple took this one.
+    /// Apple answered 2xx (`FinishOutboxTable.recordFinished`). Run it in `transaction`.
     func recordFinished(_ claimed: Claimed, at time: Timestamp) throws(MariaDBError) -> Bool {
-        try connection.execute(
-            "UPDATE transactions SET finished_at = ? WHERE transaction_id = ? AND finished_at IS NULL",
-            [.text(time.sql), .text(claimed.transactionID)])
-        return try outbox.recordWhileLeased(
-            "DELETE FROM transaction_finishes WHERE transaction_id = ? AND lease_expires_at = ?",
-            [.text(claimed.transactionID)], lease: claimed.lease)
+        try table.recordFinished(claimed.transactionID, lease: claimed.lease, at: time)
     }
 
     /// No 2xx: the row waits until `nextAttemptMs` with `error`, its attempts counted when the call
@@ -66,17 +59,9 @@ struct FinishStore: FinishOutboxStore {
     func recordFailure(
         _ claimed: Claimed, error: String, nextAttemptMs: Int64, countsAttempt: Bool
     ) throws(MariaDBError) -> Bool {
-        try outbox.recordWhileLeased(
-            """
-            UPDATE transaction_finishes SET attempts = attempts + ?, last_error = ?, next_attempt_at = ?,
-              lease_expires_at = NULL
-            WHERE transaction_id = ? AND lease_expires_at = ?
-            """,
-            [
-                .integer(countsAttempt ? 1 : 0), .text(String(error.prefix(255))),
-                .text(AppleDate.sqlDateTime(ms: nextAttemptMs)), .text(claimed.transactionID),
-            ],
-            lease: claimed.lease)
+        try table.recordFailure(
+            claimed.transactionID, lease: claimed.lease, error: error, nextAttemptMs: nextAttemptMs,
+            countsAttempt: countsAttempt)
     }
 
     /// The rows waiting, for `iap_transaction_finishes_pending`.

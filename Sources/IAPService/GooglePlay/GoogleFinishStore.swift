@@ -18,17 +18,17 @@ struct GoogleFinishStore: FinishOutboxStore {
         let lease: String
     }
 
-    private var outbox: LeasedOutbox {
-        LeasedOutbox(connection: connection, table: "google_finishes", keyColumn: "transaction_id")
+    private var table: FinishOutboxTable {
+        FinishOutboxTable(connection: connection, table: "google_finishes")
     }
 
     func transaction<Result>(_ body: () throws -> Result) throws -> Result {
-        try outbox.transaction(body)
+        try table.outbox.transaction(body)
     }
 
     /// Leases up to `limit` rows due and not leased, the longest due first. Run it in `transaction`.
     func lease(upTo limit: Int, now: Timestamp, until lease: String) throws(MariaDBError) -> [Claimed] {
-        try outbox.lease(
+        try table.outbox.lease(
             """
             SELECT f.transaction_id, f.action, f.package_name, t.product_id, t.purchase_token, f.attempts
             FROM google_finishes f FORCE INDEX (google_finishes_due)
@@ -49,25 +49,14 @@ struct GoogleFinishStore: FinishOutboxStore {
             key: { .text($0.transactionID) })
     }
 
-    /// Google took it: `finished_at` set and the row gone. False when the lease no longer held.
+    /// Google took it (`FinishOutboxTable.recordFinished`). Run it in `transaction`.
     func recordFinished(_ claimed: Claimed, at time: Timestamp) throws(MariaDBError) -> Bool {
-        try connection.execute(
-            "UPDATE transactions SET finished_at = ? WHERE transaction_id = ? AND finished_at IS NULL",
-            [.text(time.sql), .text(claimed.transactionID)])
-        return try outbox.recordWhileLeased(
-            "DELETE FROM google_finishes WHERE transaction_id = ? AND lease_expires_at = ?",
-            [.text(claimed.transactionID)], lease: claimed.lease)
+        try table.recordFinished(claimed.transactionID, lease: claimed.lease, at: time)
     }
 
     /// No success: the row waits until `nextAttemptMs` with `error`. False as for `recordFinished`.
     func recordFailure(_ claimed: Claimed, error: String, nextAttemptMs: Int64) throws(MariaDBError) -> Bool {
-        try outbox.recordWhileLeased(
-            """
-            UPDATE google_finishes SET attempts = attempts + 1, last_error = ?, next_attempt_at = ?, lease_expires_at = NULL
-            WHERE transaction_id = ? AND lease_expires_at = ?
-            """,
-            [.text(String(error.prefix(255))), .text(AppleDate.sqlDateTime(ms: nextAttemptMs)), .text(claimed.transactionID)],
-            lease: claimed.lease)
+        try table.recordFailure(claimed.transactionID, lease: claimed.lease, error: error, nextAttemptMs: nextAttemptMs)
     }
 
     /// Seconds since the oldest waiting row was written (0: none), and the least time left before

@@ -24,31 +24,27 @@ public struct NotificationSync {
         public let error: AppStoreServerError
     }
 
-    private let query: ServerAPIQuery
-    private let connection: MariaDBConnection
-    private let configuration: ServiceConfiguration
+    private let context: AppleSyncContext
 
-    public init(query: ServerAPIQuery, connection: MariaDBConnection, configuration: ServiceConfiguration) {
-        self.query = query
-        self.connection = connection
-        self.configuration = configuration
+    public init(_ context: AppleSyncContext) {
+        self.context = context
     }
 
     /// Every notification signed from `sinceMs` until `untilMs`.
     /// - Throws: `Failure` when Apple did not answer; the database's error.
     public func run(sinceMs: Int64, untilMs: Int64, log: (String) -> Void) throws -> Summary {
         let settings = SettingsCache()
-        settings.refresh(connection)
+        settings.refresh(context.connection)
         let snapshot = settings.current
         let applier = NotificationApplier(
-            connection: connection, sandboxPolicy: configuration.sandboxPolicy, settingsAreKnown: snapshot.isLoaded,
-            sandboxUsers: snapshot.sandboxUsers)
+            connection: context.connection, sandboxPolicy: context.configuration.sandboxPolicy,
+            settingsAreKnown: snapshot.isLoaded, sandboxUsers: snapshot.sandboxUsers)
         var summary = Summary()
-        try query.whileRunning {
+        try context.query.whileRunning {
             for environment in [AppleEnvironment.production, .sandbox] {
                 var page: String?
                 repeat {
-                    switch query.notificationHistory(
+                    switch context.query.notificationHistory(
                         environment: environment, startMs: sinceMs, endMs: untilMs, paginationToken: page)
                     {
                     case .failure(let error):
@@ -72,7 +68,7 @@ public struct NotificationSync {
         let verified: VerifiedNotification
         do {
             verified = try VerifiedNotification.verify(
-                signedPayload, verifier: query.verifier, bundleIDs: configuration.bundleIDs)
+                signedPayload, verifier: context.query.verifier, bundleIDs: context.configuration.bundleIDs)
         } catch {
             summary.refused += 1
             log("refused: \(error.reason)")

@@ -1,14 +1,13 @@
 import FastCGI
 
 /// The accept threads: each takes nginx's requests from the listener and routes them, with a
-/// database connection of its own for the quick routes. Stopping takes the listener out of the
-/// poller; each thread returns once its request is handed on.
-final class RequestAcceptor: Worker {
+/// database connection of its own for the quick routes (`FastCGIServer`).
+final class RequestAcceptor: FastCGIServer {
     let threadCount: Int
-    private let listener: FastCGIListener
+    let listener: FastCGIListener
     private let router: Router
-    private let inflight: InflightCounter
-    private let database: Database
+    let inflight: InflightCounter
+    let database: Database
 
     init(threads: Int, listener: FastCGIListener, router: Router, inflight: InflightCounter, database: Database) {
         threadCount = threads
@@ -20,21 +19,7 @@ final class RequestAcceptor: Worker {
 
     var threadName: String { "accept" }
 
-    func wake() {
-        listener.stopAccepting()
-    }
-
-    func run(_ stop: StopRequest) {
-        let worker = WorkerContext(database: database)
-        while let exchange = listener.accept() {
-            let head = RequestReader.head(of: exchange)
-            let responder = Responder(exchange: exchange, head: head, inflight: inflight)
-            do {
-                let request = try RequestReader.read(exchange, head: head)
-                router.handle(request, responder: responder, worker: worker)
-            } catch {
-                responder.send(.error(error))
-            }
-        }
+    func serve(_ request: HTTPRequest, exchange: FastCGIExchange, responder: Responder, worker: WorkerContext) {
+        router.handle(request, responder: responder, worker: worker)
     }
 }

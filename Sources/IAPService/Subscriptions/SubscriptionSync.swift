@@ -40,14 +40,10 @@ public struct SubscriptionSync {
         public let error: AppStoreServerError
     }
 
-    private let query: ServerAPIQuery
-    private let connection: MariaDBConnection
-    private let configuration: ServiceConfiguration
+    private let context: AppleSyncContext
 
-    public init(query: ServerAPIQuery, connection: MariaDBConnection, configuration: ServiceConfiguration) {
-        self.query = query
-        self.connection = connection
-        self.configuration = configuration
+    public init(_ context: AppleSyncContext) {
+        self.context = context
     }
 
     /// Asks Apple about the chains `selection` names and applies what it says; `report` gets each chain
@@ -56,7 +52,7 @@ public struct SubscriptionSync {
     public func run(_ selection: Selection, report: (ChainResult) -> Void) throws {
         let asked = try chains(selection)
         var done = Set<String>()
-        try query.withSubscriptionCalls(appleTimeoutMs: configuration.appleTimeoutMs) { calls in
+        try context.query.withSubscriptionCalls(appleTimeoutMs: context.configuration.appleTimeoutMs) { calls in
             for chain in asked where !done.contains(chain.originalTransactionID) {
                 switch calls.statuses(transactionID: chain.originalTransactionID, environment: chain.environment) {
                 case .success(let reply):
@@ -99,7 +95,7 @@ public struct SubscriptionSync {
             sql = "WHERE original_transaction_id = ?"
             parameters = [.text(id)]
         }
-        return try connection.execute("SELECT original_transaction_id, environment FROM subscriptions " + sql, parameters)
+        return try context.connection.execute("SELECT original_transaction_id, environment FROM subscriptions " + sql, parameters)
             .rows.compactMap { row in
                 guard let id = row[0] else { return nil }
                 return Asked(originalTransactionID: id, environment: AppleEnvironment(rawValue: row[1] ?? "") ?? .production)
@@ -115,15 +111,15 @@ public struct SubscriptionSync {
         let verified: VerifiedSignedTransaction
         var renewalInfo: RenewalInfo?
         do {
-            verified = try query.verifier.verifiedTransaction(item.signedTransactionInfo)
+            verified = try context.query.verifier.verifiedTransaction(item.signedTransactionInfo)
             if let renewal = item.signedRenewalInfo {
-                renewalInfo = try query.verifier.verifyRenewalInfo(Array(renewal.utf8)).info
+                renewalInfo = try context.query.verifier.verifyRenewalInfo(Array(renewal.utf8)).info
             }
         } catch {
             return refused("a signed field did not verify (\(error.rawValue))")
         }
         let transaction = verified.transaction
-        guard configuration.bundleIDs.contains(transaction.bundleID) else {
+        guard context.configuration.bundleIDs.contains(transaction.bundleID) else {
             return refused("bundle id \(transaction.bundleID.prefix(64)) is not configured")
         }
         let environment = NotifiedTransactionStore.environment(of: transaction).rawValue
@@ -132,10 +128,10 @@ public struct SubscriptionSync {
         else { return refused("its transaction is not a period of this chain") }
         let change = SubscriptionChange.statusRead(
             status, period: period, renewalInfo: renewalInfo, transactionSignedDate: transaction.signedDate)
-        let store = SubscriptionStore(connection: connection)
-        return try connection.transactionRetryingDeadlocks(attempts: 3) {
+        let store = SubscriptionStore(connection: context.connection)
+        return try context.connection.transactionRetryingDeadlocks(attempts: 3) {
             let now = Timestamp.now()
-            _ = try SubscriptionRenewals(connection: connection).deliver(transaction, raw: verified.raw, at: now)
+            _ = try SubscriptionRenewals(connection: context.connection).deliver(transaction, raw: verified.raw, at: now)
             let outcome = try store.apply([change], at: now)
             let after = try store.locked(item.originalTransactionID)?.state
             let result: String
