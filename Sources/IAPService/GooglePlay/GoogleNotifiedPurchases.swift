@@ -3,7 +3,7 @@ import MariaDB
 
 /// PURCHASED pushes, which need Google's word before anything is written: the purchase is read
 /// with productsv2 (`GooglePlayClient`, on the client's thread, so no accept thread waits on
-/// Google), then stored and applied on a thread of this type's own with its database connection
+/// Google), then stored and applied on a thread of this type's own (`consumer`) with its database connection
 /// (`GoogleNotificationApplier` with the purchase read), and only then answered: 204 once
 /// committed, 503 when Google or the database could not be asked (nothing stored; Pub/Sub pushes
 /// it again). Its queue is bounded: a push it cannot take is 503 as well.
@@ -33,17 +33,15 @@ final class GoogleNotifiedPurchases: Sendable {
         self.queue = WorkQueue(limit: queueLimit, name: "google_notified_purchases")
     }
 
-    func start(database: Database) {
-        _ = startThread(named: "google-push") { [self] in
+    /// The thread that stores, applies and answers what Google's reads bring, a worker of the
+    /// service's; stopping it closes the queue once the reads under way have come back.
+    func consumer(database: Database) -> QueueConsumers {
+        QueueConsumers(named: "google-push", threads: 1, close: { [queue] in queue.close() }) { [self] in
             let connection = WorkerContext(database: database).connection
             while let job = queue.pop() {
                 job.responder.send(answer(job, connection: connection))
             }
         }
-    }
-
-    func stop() {
-        queue.close()
     }
 
     /// Reads the purchase `purchaseToken` names, then stores and applies `message` and answers.

@@ -50,7 +50,6 @@ final class GooglePurchaseVerifier: Sendable {
     }
 
     func start(database: Database) {
-        notifiedPurchases.start(database: database)
         for _ in 0..<Self.threads {
             _ = startThread(named: "google-verify") { [self] in
                 let connection = WorkerContext(database: database).connection
@@ -64,7 +63,6 @@ final class GooglePurchaseVerifier: Sendable {
     /// Takes no more answers.
     func stop() {
         queue.close()
-        notifiedPurchases.stop()
     }
 
     /// Asks Google, then answers on the verifier's threads.

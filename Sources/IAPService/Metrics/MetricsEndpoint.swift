@@ -5,7 +5,7 @@ import Prometheus
 internal import SignedData
 
 /// `IAP_METRICS_LISTEN`: swift-metrics bootstrapped with swift-prometheus, and
-/// a thread of its own that serves `GET /metrics` in the Prometheus text format
+/// a worker with a thread of its own (`worker`) that serves `GET /metrics` in the Prometheus text format
 /// on that socket (never through nginx) and reads the retry-pending backlog
 /// from the database every `backlogIntervalMs`. The thread never waits on a
 /// client (`MetricsListener`), so neither a scrape nor a probe waits on one.
@@ -38,24 +38,47 @@ final class MetricsEndpoint: Sendable {
         ServiceMetrics.recordStart()
     }
 
-    /// Starts the metrics thread. `roots` and `verifier` give the certificate
-    /// expiries, read at each scrape; with `webhook`, the webhook's backlog is
-    /// read with the retry-pending one.
-    func start(database: Database, roots: TrustedRoots, verifier: SignedDataVerifier, webhook: Bool) {
+    /// The metrics thread, a worker of the service's (`WorkerGroup`). `roots` and `verifier` give
+    /// the certificate expiries, read at each scrape; with `webhook`, the webhook's backlog is read
+    /// with the retry-pending one.
+    func worker(database: Database, roots: TrustedRoots, verifier: SignedDataVerifier, webhook: Bool) -> any Worker {
         Scrape.watch { Self.sampleCertificates(roots: roots, verifier: verifier) }
         let connection = database.connection()
-        let backlog = RetryBacklogProbe(connection: connection)
-        let webhookBacklog = webhook ? WebhookBacklogProbe(connection: connection) : nil
-        let refundRequests = RefundRequestProbe(connection: connection)
-        let subscriptions = SubscriptionProbe(connection: connection)
-        startThread(named: "metrics") { [self] in
+        return Serving(
+            endpoint: self, backlog: RetryBacklogProbe(connection: connection),
+            webhookBacklog: webhook ? WebhookBacklogProbe(connection: connection) : nil,
+            refundRequests: RefundRequestProbe(connection: connection),
+            subscriptions: SubscriptionProbe(connection: connection))
+    }
+
+    /// Serves scrapes and reads the backlogs every `backlogIntervalMs` until the service stops.
+    private final class Serving: Worker {
+        let threadName = "metrics"
+        private let endpoint: MetricsEndpoint
+        private let backlog: RetryBacklogProbe
+        private let webhookBacklog: WebhookBacklogProbe?
+        private let refundRequests: RefundRequestProbe
+        private let subscriptions: SubscriptionProbe
+
+        init(
+            endpoint: MetricsEndpoint, backlog: RetryBacklogProbe, webhookBacklog: WebhookBacklogProbe?,
+            refundRequests: RefundRequestProbe, subscriptions: SubscriptionProbe
+        ) {
+            self.endpoint = endpoint
+            self.backlog = backlog
+            self.webhookBacklog = webhookBacklog
+            self.refundRequests = refundRequests
+            self.subscriptions = subscriptions
+        }
+
+        func run(_ stop: StopRequest) {
             var nextBacklogNs: UInt64 = 0
             var backlogFailing = false
             var connections: [MetricsListener.Connection] = []
-            while true {
+            while !stop.isRequested {
                 let now = SystemClock.monotonicNanoseconds()
                 if now >= nextBacklogNs {
-                    backlogFailing = Self.readBacklog(backlog, wasFailing: backlogFailing)
+                    backlogFailing = MetricsEndpoint.readBacklog(backlog, wasFailing: backlogFailing)
                     if let webhookBacklog, let read = try? webhookBacklog.read() {
                         ServiceMetrics.webhookPending(count: read.pending)
                         ServiceMetrics.webhookFailed(count: read.failed)
@@ -63,11 +86,16 @@ final class MetricsEndpoint: Sendable {
                     }
                     try? refundRequests.read()
                     try? subscriptions.read()
-                    nextBacklogNs = SystemClock.monotonicNanoseconds() + Self.backlogIntervalMs * 1_000_000
+                    nextBacklogNs = SystemClock.monotonicNanoseconds() + MetricsEndpoint.backlogIntervalMs * 1_000_000
                 }
                 let waitMs = (nextBacklogNs - min(nextBacklogNs, SystemClock.monotonicNanoseconds())) / 1_000_000 + 1
-                listener.serve(&connections, waitingAtMostMs: Int32(waitMs)) { exposition() }
+                endpoint.listener.serve(&connections, waitingAtMostMs: Int32(waitMs)) { endpoint.exposition() }
             }
+            endpoint.listener.closeAll(connections)
+        }
+
+        func wake() {
+            endpoint.listener.wakeUp()
         }
     }
 

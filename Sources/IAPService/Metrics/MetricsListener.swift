@@ -13,6 +13,8 @@ import IAPCore
 /// long as it kept sending a byte now and then.)
 struct MetricsListener: Sendable {
     let descriptor: Int32
+    /// A pipe whose read end `serve` polls with the socket: `wakeUp` ends its wait.
+    private let wakePipe: (read: Int32, write: Int32)
     static let ioTimeoutSeconds = 2
     /// Connections open at once, at most; more wait in the listen backlog
     /// until one is answered or times out.
@@ -54,7 +56,33 @@ struct MetricsListener: Sendable {
             if descriptor >= 0 { close(descriptor) }
             throw ConfigurationError(variable: "IAP_METRICS_LISTEN", problem: "cannot listen on \(host):\(port): \(reason)")
         }
-        return MetricsListener(descriptor: descriptor)
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(descriptor)
+            throw ConfigurationError(variable: "IAP_METRICS_LISTEN", problem: "cannot make a wake-up pipe: \(reason)")
+        }
+        for end in ends {
+            _ = fcntl(end, F_SETFL, O_NONBLOCK)
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        }
+        return MetricsListener(descriptor: descriptor, wakePipe: (ends[0], ends[1]))
+    }
+
+    /// Ends the current or next wait of `serve` (the service stops).
+    func wakeUp() {
+        var byte: UInt8 = 1
+        _ = write(wakePipe.write, &byte, 1)
+    }
+
+    /// Closes the connections still open, the socket and the pipe.
+    func closeAll(_ connections: [Connection]) {
+        for connection in connections {
+            close(connection.descriptor)
+        }
+        close(descriptor)
+        close(wakePipe.read)
+        close(wakePipe.write)
     }
 
     /// Waits at most `timeoutMs` (less when a connection's deadline comes
@@ -67,14 +95,21 @@ struct MetricsListener: Sendable {
         let nearestDeadlineMs = connections.map { ($0.deadlineNs - min($0.deadlineNs, now)) / 1_000_000 + 1 }.min()
         let waitMs = min(Int64(timeoutMs), nearestDeadlineMs.map { Int64($0) } ?? Int64(timeoutMs))
         let listening = connections.count < Self.connectionLimit ? descriptor : -1  // poll skips -1
-        var entries = [pollfd(fd: listening, events: Int16(POLLIN), revents: 0)]
+        var entries = [
+            pollfd(fd: listening, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0),
+        ]
         entries += connections.map {
             pollfd(fd: $0.descriptor, events: Int16($0.answer == nil ? POLLIN : POLLOUT), revents: 0)
         }
         guard poll(&entries, nfds_t(entries.count), Int32(waitMs)) >= 0 else { return }
+        if entries[1].revents != 0 {
+            var drain = [UInt8](repeating: 0, count: 64)
+            while read(wakePipe.read, &drain, drain.count) > 0 {}
+        }
         var open: [Connection] = []
         for (index, var connection) in connections.enumerated() {
-            let ready = entries[index + 1].revents != 0
+            let ready = entries[index + 2].revents != 0
             let inTime = SystemClock.monotonicNanoseconds() < connection.deadlineNs
             if inTime && (!ready || advance(&connection, exposition: exposition)) {
                 open.append(connection)

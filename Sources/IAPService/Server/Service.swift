@@ -25,7 +25,7 @@ public final class Service: Sendable {
     private let inflight = InflightCounter()
     private let signals: ShutdownSignals
     private let descriptorLimit: UInt64
-    /// `IAP_METRICS_LISTEN`'s listener and thread; nil when unset.
+    /// `IAP_METRICS_LISTEN`'s listener, whose thread is one of `background`; nil when unset.
     private let metrics: MetricsEndpoint?
     /// `IAP_CONSOLE_LISTEN`'s listener and threads; nil when unset.
     private let console: ConsoleEndpoint?
@@ -35,7 +35,8 @@ public final class Service: Sendable {
     /// The workers behind the requests, started before them and stopped in reverse: whatever calls
     /// Apple (the outbox senders, the recorder, the signed transactions' batches) before Apple's
     /// client, so that its calls under way complete there; the threads that deliver Apple's answers
-    /// after it, so that the answers of those calls are delivered; the webhook last.
+    /// after it, so that the answers of those calls are delivered (Google's PURCHASED pushes
+    /// included); the webhook, then the metrics last.
     private let background: WorkerGroup
 
     /// Delivery threads: each holds a database connection for the step after Apple.
@@ -87,7 +88,8 @@ public final class Service: Sendable {
         // One verifier for the JWS clients post and those Apple's Server API returns: one certificate cache.
         let roots = try Self.appleRoots(configuration)
         let signedData = SignedDataVerifier(roots: roots)
-        metrics?.start(database: database, roots: roots, verifier: signedData, webhook: configuration.webhook != nil)
+        let metricsThread = metrics?.worker(
+            database: database, roots: roots, verifier: signedData, webhook: configuration.webhook != nil)
         appStoreServer = appStoreSigner.map {
             AppStoreServerClient(configuration: configuration, signer: $0, apple: apple, verifier: signedData)
         }
@@ -151,10 +153,12 @@ public final class Service: Sendable {
             threads: configuration.acceptThreads, listener: listener, router: router, inflight: inflight,
             database: database)
         serving = WorkerGroup(([console, acceptor] as [(any Worker)?]).compactMap { $0 })
-        let deliveringAppleAnswers: [any Worker] = deliveryThreads + [checkedHereThreads]
+        let googlePushThread = googlePurchases?.notifiedPurchases.consumer(database: database)
+        let deliveringAppleAnswers: [any Worker] =
+            deliveryThreads + ([checkedHereThreads, googlePushThread] as [(any Worker)?]).compactMap { $0 }
         let callingApple: [any Worker] = [signedBatchThreads, recorderThread]
         let backgroundWorkers: [WorkerThreads?] =
-            [webhook.map { WorkerThreads($0) }] + deliveringAppleAnswers.map { WorkerThreads($0) }
+            [metricsThread.map { WorkerThreads($0) }, webhook.map { WorkerThreads($0) }] + deliveringAppleAnswers.map { WorkerThreads($0) }
             + [WorkerThreads(apple)] + callingApple.map { WorkerThreads($0) }
             + [consumption.map { WorkerThreads($0) }, googlePurchases?.finisher, finisher.map { WorkerThreads($0) }]
             + [WorkerThreads(replayAuditThread), WorkerThreads(settingsRefresher)]
