@@ -177,10 +177,7 @@ final class ReceiptDelivery: Sendable {
 
     /// `ReceiptDeliveryStep` for `pending`, under the settings read last.
     func step(_ pending: Pending, outcome: AppleOutcome) -> ReceiptDeliveryStep {
-        let snapshot = settings.current
-        let rules = DeliveryDecision.Rules(
-            bundleIDs: bundleIDs, sandboxPolicy: sandboxPolicy, settingsAreKnown: snapshot.isLoaded,
-            reviewVersion: snapshot.reviewVersion, sandboxUsers: snapshot.sandboxUsers)
+        let rules = DeliveryDecision.Rules(bundleIDs: bundleIDs, sandboxPolicy: sandboxPolicy, settings: settings.current)
         return ReceiptDeliveryStep(
             outcome.decisionOutcome, request: pending.request, userID: pending.userID, receiptID: pending.receiptID,
             row: pending.row, rules: rules)
@@ -211,6 +208,16 @@ extension ReceiptDeliveryStep {
         case .deliver(let input, _):
             return BatchDelivery.Item(delivering: input)
         }
+    }
+}
+
+extension DeliveryDecision.Rules {
+    /// The rules of this service's bundles and sandbox policy under `settings`, the settings
+    /// read last (unknown until the `settings` table has been read once).
+    init(bundleIDs: [String], sandboxPolicy: SandboxPolicy, settings: SettingsCache.Snapshot) {
+        self.init(
+            bundleIDs: bundleIDs, sandboxPolicy: sandboxPolicy, settingsAreKnown: settings.isLoaded,
+            reviewVersion: settings.reviewVersion, sandboxUsers: settings.sandboxUsers)
     }
 }
 

@@ -262,9 +262,8 @@ final class SignedTransactionBatches: Sendable {
     private static func notRecorded(_ work: Work) {
         switch work {
         case .posted(let job):
-            job.responder.send(.verify(VerifyAnswer(
-                status: .retryLater, environment: job.input?.environment,
-                orderID: job.input?.order.orderID ?? job.row.orderID, signedEnvironment: job.input?.signedEnvironment)))
+            job.responder.send(.verify(
+                job.input?.signed.retryLater() ?? VerifyAnswer(status: .retryLater, orderID: job.row.orderID)))
         case .fetch(let fetch):
             fetch.responder.send(.verify(VerifyAnswer(status: .retryLater, orderID: fetch.request.orderID)))
         case .fetched(let answer):

@@ -20,18 +20,12 @@ struct SignedTransactionDelivery: Sendable {
         let order: SignedTransactionOrder
         let appVersion: String?
 
-        /// Where the rows place it (`Xcode`, `LocalTesting`: `Sandbox`).
-        var environment: AppleEnvironment? {
-            signedEnvironment?.deliveryEnvironment
-        }
-
-        /// The environment Apple signed, which the answer shows as it is.
-        var signedEnvironment: SignedTransactionAdmission.Environment? {
-            SignedTransactionAdmission.Environment(rawValue: transaction.environment)
-        }
-
-        var app: AppleReceipt {
-            AppleReceipt(format: .appReceipt, bundleID: transaction.bundleID, applicationVersion: nil, appItemID: nil, inApp: [])
+        /// The transaction as its delivery and its answer read it.
+        var signed: SignedTransactionDeliveryStep.Transaction {
+            SignedTransactionDeliveryStep.Transaction(
+                transaction: transaction.appleTransaction(raw: raw), bundleID: transaction.bundleID,
+                signedEnvironmentName: transaction.environment, payload: transaction.payload, order: order,
+                appVersion: appVersion)
         }
     }
 
@@ -43,31 +37,18 @@ struct SignedTransactionDelivery: Sendable {
         case deliver(DeliveryInput)
     }
 
-    /// Admits the transaction or says why not.
+    /// Admits the transaction or says why not (`SignedTransactionDeliveryStep`), under the
+    /// settings read last; a rejection is logged with its reason.
     func step(_ input: Input, receiptID: UInt64) -> Step {
-        let signed = input.transaction
-        let transaction = signed.appleTransaction(raw: input.raw)
-        let snapshot = settings.current
-        let admission = SignedTransactionAdmission.admit(
-            bundleID: signed.bundleID, environment: signed.environment, bundleIDs: bundleIDs, policy: sandboxPolicy,
-            settingsAreKnown: snapshot.isLoaded, reviewVersion: snapshot.reviewVersion,
-            sandboxUsers: snapshot.sandboxUsers, appVersion: input.appVersion, userID: input.order.userID)
-        switch admission {
-        case .settingsUnknown:
-            // Rejecting it would tell the app to finish an App Review purchase: the app retries.
-            return .answer(retryLater(input))
-        case .rejected(let reason):
+        let rules = DeliveryDecision.Rules(bundleIDs: bundleIDs, sandboxPolicy: sandboxPolicy, settings: settings.current)
+        switch SignedTransactionDeliveryStep(input.signed, receiptID: receiptID, rules: rules) {
+        case .answer(let answer):
+            return .answer(answer)
+        case .rejected(let answer, let reason):
             Log.event("transactions/verify: rejected: \(reason)")
-            return .answer(VerifyAnswer(
-                status: .rejected, environment: input.environment, orderID: input.order.orderID, app: input.app,
-                transactions: [TransactionAnswer(transaction: transaction, state: .rejected, orderID: nil)],
-                signedEnvironment: input.signedEnvironment))
-        case .admitted:
-            return .deliver(DeliveryInput(
-                receiptID: receiptID, userID: input.order.userID, orderID: input.order.orderID,
-                environment: input.environment ?? .sandbox, appleAnswer: signed.payload, appleStatus: nil,
-                transactions: ReceiptTransactions(inApp: [transaction], latestReceiptInfo: [], namedTransactionID: nil),
-                row: .complete))
+            return .answer(answer)
+        case .deliver(let delivery):
+            return .deliver(delivery)
         }
     }
 
@@ -95,20 +76,12 @@ struct SignedTransactionDelivery: Sendable {
         }
     }
 
-    /// The answer, in the shape of a receipt's: `apple_status` null, the
-    /// environment exactly as Apple signed it (`Xcode` too), one entry in `transactions`.
+    /// The answer once delivery did what `answers` says (`SignedTransactionDeliveryStep.Transaction.answer`).
     func answer(_ input: Input, delivered answers: [TransactionAnswer]) -> VerifyAnswer {
-        let status = VerifyStatus.finalStatus(
-            states: answers.map(\.state), namedTransactionID: nil, namedTransactionPresent: true)
-        let deliveredOrderID = answers.first { $0.state == .delivered }?.orderID
-        return VerifyAnswer(
-            status: status, environment: input.environment, orderID: deliveredOrderID ?? input.order.orderID,
-            app: input.app, transactions: answers, signedEnvironment: input.signedEnvironment)
+        input.signed.answer(delivered: answers)
     }
 
     func retryLater(_ input: Input) -> VerifyAnswer {
-        VerifyAnswer(
-            status: .retryLater, environment: input.environment, orderID: input.order.orderID,
-            signedEnvironment: input.signedEnvironment)
+        input.signed.retryLater()
     }
 }
