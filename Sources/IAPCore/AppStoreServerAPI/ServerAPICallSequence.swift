@@ -74,7 +74,7 @@ public struct ServerAPICallSequence: CallSequence {
         lastHTTPStatus = nil
         verdict = nil
         budget.start(atMs: now)
-        return call(firstEnvironment, afterMs: 0)
+        return budget.call(firstEnvironment, afterMs: 0)
     }
 
     /// What is left of the budget at `now`: the timeout of a call starting then.
@@ -101,7 +101,7 @@ public struct ServerAPICallSequence: CallSequence {
             guard environment == .production, sandboxFallback, budget.fits(afterMs: 0, atMs: now) else {
                 return finish(environment == .production && sandboxFallback ? .unavailable : .notFound)
             }
-            return call(.sandbox, afterMs: 0)
+            return budget.call(.sandbox, afterMs: 0)
         case 400, 404:
             return finish(.notFound)
         case 429:
@@ -132,12 +132,7 @@ public struct ServerAPICallSequence: CallSequence {
     /// when it has no attempts left or the budget would be too short.
     private mutating func retry(afterMs wait: Int, atMs now: Int) -> Step {
         guard budget.allowsRetry(afterMs: wait, atMs: now) else { return finish(.unavailable) }
-        return call(environment, afterMs: wait)
-    }
-
-    private mutating func call(_ target: AppleEnvironment, afterMs: Int) -> Step {
-        budget.recordCall(to: target)
-        return .call(target, afterMs: afterMs)
+        return budget.call(environment, afterMs: wait)
     }
 
     private mutating func finish(_ verdict: ServerAPIVerdict) -> Step {

@@ -63,4 +63,10 @@ struct CallBudget<Target: Hashable & Sendable>: Sendable {
         attempts[target, default: 0] += 1
         callCount += 1
     }
+
+    /// Records a call to `target` and asks for it, after `waitMs`.
+    mutating func call<Verdict>(_ target: Target, afterMs waitMs: Int) -> CallStep<Target, Verdict> {
+        recordCall(to: target)
+        return .call(target, afterMs: waitMs)
+    }
 }

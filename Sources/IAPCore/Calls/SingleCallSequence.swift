@@ -15,8 +15,7 @@ public struct SingleCallSequence<Verdict: Sendable>: CallSequence {
 
     public mutating func start(atMs now: Int) -> CallStep<AppleEnvironment, Verdict> {
         budget.start(atMs: now)
-        budget.recordCall(to: environment)
-        return .call(environment, afterMs: 0)
+        return budget.call(environment, afterMs: 0)
     }
 
     public func timeLeftMs(atMs now: Int) -> Int {

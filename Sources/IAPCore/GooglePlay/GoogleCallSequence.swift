@@ -50,7 +50,7 @@ public struct GoogleCallSequence: CallSequence {
         budget.start(atMs: now)
         failures = 0
         refreshed = false
-        return hasToken() ? call(.api, afterMs: 0) : call(.token, afterMs: 0)
+        return budget.call(hasToken() ? .api : .token, afterMs: 0)
     }
 
     public func timeLeftMs(atMs now: Int) -> Int { budget.timeLeftMs(atMs: now) }
@@ -66,7 +66,7 @@ public struct GoogleCallSequence: CallSequence {
     private mutating func next(afterToken result: Result, atMs now: Int) -> Step {
         switch result {
         case .answered(200, _, _):
-            return call(.api, afterMs: 0)
+            return budget.call(.api, afterMs: 0)
         case .unreadableToken:
             return .finished(.unavailable)
         case .answered(429, _, let retryAfter):
@@ -88,7 +88,7 @@ public struct GoogleCallSequence: CallSequence {
             guard budget.callCount < Self.maxCalls, budget.fits(afterMs: 0, atMs: now) else {
                 return .finished(.unavailable)
             }
-            return call(.token, afterMs: 0)
+            return budget.call(.token, afterMs: 0)
         case .answered(404, _, _), .answered(410, _, _):
             return .finished(.notFound)
         case .answered(429, _, let retryAfter):
@@ -116,12 +116,7 @@ public struct GoogleCallSequence: CallSequence {
         guard budget.callCount < Self.maxCalls, budget.fits(afterMs: wait, atMs: now) else {
             return .finished(.unavailable)
         }
-        return call(budget.target, afterMs: wait)
-    }
-
-    private mutating func call(_ target: GoogleCallTarget, afterMs wait: Int) -> Step {
-        budget.recordCall(to: target)
-        return .call(target, afterMs: wait)
+        return budget.call(budget.target, afterMs: wait)
     }
 }
 

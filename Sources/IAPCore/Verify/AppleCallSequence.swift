@@ -66,7 +66,7 @@ public struct AppleCallSequence: CallSequence {
         switches = 0
         verdict = nil
         budget.start(atMs: now)
-        return call(.production, afterMs: 0)
+        return budget.call(.production, afterMs: 0)
     }
 
     /// What is left of the budget at `now`: the timeout of a call starting then.
@@ -93,7 +93,7 @@ public struct AppleCallSequence: CallSequence {
                   budget.attemptsLeft(at: target), budget.fits(afterMs: 0, atMs: now)
             else { return finish(.unavailable(appleStatus: reply.status)) }
             switches += 1
-            return call(target, afterMs: 0)
+            return budget.call(target, afterMs: 0)
         case .retryThenInvalid:
             return retry(orElse: .invalid(appleStatus: reply.status), atMs: now)
         case .retryThenUnavailable:
@@ -122,12 +122,7 @@ public struct AppleCallSequence: CallSequence {
         guard budget.attemptsLeft(at: environment) else { return finish(exhausted) }
         let wait = budget.backoffMs()
         guard budget.fits(afterMs: wait, atMs: now) else { return finish(exhausted) }
-        return call(environment, afterMs: wait)
-    }
-
-    private mutating func call(_ target: AppleEnvironment, afterMs: Int) -> Step {
-        budget.recordCall(to: target)
-        return .call(target, afterMs: afterMs)
+        return budget.call(environment, afterMs: wait)
     }
 
     private mutating func finish(_ verdict: AppleVerdict) -> Step {
