@@ -94,8 +94,6 @@ public struct AppleCallQueue<Call: Hashable> {
     public var underWayCount: Int { underWay.count }
     /// Calls waiting for a turn.
     public var queuedCount: Int { queued.count }
-    /// Calls handed over and not ended.
-    public var count: Int { known.count }
     /// The stop was asked and every call has ended.
     public var mayEnd: Bool { stopRequested && known.isEmpty }
 

@@ -2,7 +2,7 @@
 /// At most `maxCalls` (`IAP_APPLE_MAX_CALLS`) calls are under way or held
 /// with a prepared transfer for their connection (`MultiplexGate`); the others
 /// wait in a queue, first come first served, until one of those ends. Values
-/// only: the client counts its calls and asks.
+/// only: `AppleCallQueue` counts its calls and asks.
 public struct AppleCallSchedule: Equatable, Sendable {
     public let maxCalls: Int
 

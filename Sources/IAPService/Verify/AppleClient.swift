@@ -22,6 +22,10 @@ import Synchronization
 /// `streamsPerConnection` each; `MultiplexGate` decides when each may start
 /// (one connection opening at a time, and every call on a connection that has
 /// room). A server that answers ALPN with HTTP/1.1 gets a connection per call.
+///
+/// Where each call stands (backing off, queued, held, under way) and what
+/// follows each event is `AppleCallQueue`'s, a state machine with no I/O; this
+/// class performs its actions with libcurl and the conversations.
 final class AppleClient: Worker, @unchecked Sendable {
     /// Requests one HTTP/2 connection carries at once (Apple's and the simulator's limit is higher).
     static let streamsPerConnection = 100
@@ -260,7 +264,9 @@ final class AppleClient: Worker, @unchecked Sendable {
         case .connectionFailed:
             result = .transportFailure(.connection)
         }
-        if case .answered = result { calls.finished(call, answered: true) } else { calls.finished(call, answered: false) }
+        var answered = false
+        if case .answered = outcome { answered = true }
+        calls.finished(call, answered: answered)
         idleTransfers.append(transfer)
         recordMetrics(of: call, outcome)
         advance(call, to: call.conversation.next(after: result, retryAfterUnixMs: retryAfterUnixMs, atMs: Self.nowMs()))
