@@ -185,7 +185,7 @@ def test_apple_500_then_202_is_sent_once_after_the_backoff(db, simulator):
     assert answered["last_error"] == "HTTP 500 errorCode 5000000"
     first, second = puts(simulator, transaction_id)
     assert (first["status"], second["status"]) == (500, 202)
-    assert second["at_ms"] - first["at_ms"] >= 5000 - 50   # ConsumptionRetryPolicy.firstDelayMs
+    assert second["at_ms"] - first["at_ms"] >= 5000 - 50   # RefundRequestRetryPolicy.firstDelayMs
 
 
 def test_a_429_is_put_again_only_after_its_retry_after(db, simulator):

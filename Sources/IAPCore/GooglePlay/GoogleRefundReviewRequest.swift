@@ -1,6 +1,6 @@
 /// Google Play's body for `orders.reviewrefund`
 /// (`POST …/applications/{pkg}/orders/{orderId}:reviewrefund`): the store-neutral
-/// answer of a refund request (`ConsumptionDecision`) in Google's words. The
+/// answer of a refund request (`RefundRequestDecision`) in Google's words. The
 /// one Google-specific piece of answering a refund review, as
 /// `AppStoreConsumptionRequest` is Apple's.
 ///
@@ -20,7 +20,7 @@ public struct GoogleRefundReviewRequest: Sendable, Equatable {
     public static let answerWindowMs: Int64 = 24 * 3_600_000
 
     /// - Parameter pendingRefundToken: the token of the `pendingRefundReviewNotification`, sent back as it came.
-    public init(_ answer: ConsumptionAnswer, pendingRefundToken: String) {
+    public init(_ answer: RefundRequestAnswer, pendingRefundToken: String) {
         refundPreference = Self.name(answer.preference)
         var members: [(key: String, value: JSONValue)] = [
             ("refundPreference", .string(refundPreference)),
@@ -48,11 +48,11 @@ public struct GoogleRefundReviewRequest: Sendable, Equatable {
 /// other answer Google gives is `failed` with its error reason (only the first
 /// answer counts at Google, so a refused one is never made again); Google
 /// unreachable or refusing the service account is tried again with
-/// `ConsumptionRetryPolicy`'s backoff until the review's deadline.
+/// `RefundRequestRetryPolicy`'s backoff until the review's deadline.
 public enum GoogleRefundReviewReply {
     public static func outcome(
         of verdict: GoogleCallVerdict, attempt: Int, nowMs: Int64, deadlineMs: Int64, decided: Bool = false
-    ) -> ConsumptionRetryPolicy.Outcome {
+    ) -> RefundRequestRetryPolicy.Outcome {
         let unanswered: String
         switch verdict {
         case .answered(let status, _) where (200...299).contains(status):
@@ -66,7 +66,7 @@ public enum GoogleRefundReviewReply {
         case .unavailable:
             unanswered = "Google unavailable past the budget"
         }
-        return ConsumptionRetryPolicy.outcome(
+        return RefundRequestRetryPolicy.outcome(
             of: .noAnswer(unanswered), attempt: attempt, nowMs: nowMs, deadlineMs: deadlineMs, appleDecided: decided)
     }
 }

@@ -11,7 +11,7 @@ public struct AppStoreConsumptionRequest: Sendable, Equatable {
     /// Apple's `productType` of an auto-renewable subscription (`consumption_requests.product_type`).
     public static let autoRenewableProductType = "Auto-Renewable Subscription"
 
-    public init(_ answer: ConsumptionAnswer) {
+    public init(_ answer: RefundRequestAnswer) {
         refundPreference = answer.preference.map(Self.name)
         var members: [(key: String, value: JSONValue)] = [
             ("customerConsented", .bool(true)),

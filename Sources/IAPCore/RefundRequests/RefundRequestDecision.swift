@@ -2,11 +2,11 @@
 /// service knows: delivery, consumption, the product's policy and the user's
 /// consent. Pure and store-neutral; `AppStoreConsumptionRequest` writes Apple's
 /// body from it (Google Play's reviewrefund will read the same answer).
-public enum ConsumptionDecision: Sendable, Equatable {
+public enum RefundRequestDecision: Sendable, Equatable {
     /// The user's consent is not in force: nothing may be sent.
     case noConsent
     /// Send this answer.
-    case send(ConsumptionAnswer)
+    case send(RefundRequestAnswer)
 
     /// The highest consumption, in milliunits: all of the purchase used.
     public static let fullConsumptionMilli = 100_000
@@ -48,7 +48,7 @@ public enum ConsumptionDecision: Sendable, Equatable {
     /// clamped to 0...100000; none for an auto-renewable subscription; 0 for a purchase
     /// never delivered here (nothing delivered, nothing used: the App Store refuses any
     /// other value with an undelivered status).
-    public static func decide(_ facts: Facts) -> ConsumptionDecision {
+    public static func decide(_ facts: Facts) -> RefundRequestDecision {
         guard let consent = facts.consent, consent.isInForce else { return .noConsent }
         let consumed: Int?
         if facts.isAutoRenewableSubscription {
@@ -60,7 +60,7 @@ public enum ConsumptionDecision: Sendable, Equatable {
                 .map { min(max($0, 0), fullConsumptionMilli) }
         }
         return .send(
-            ConsumptionAnswer(
+            RefundRequestAnswer(
                 delivered: facts.delivered, consumedMilli: consumed,
                 preference: preference(facts.policy, delivered: facts.delivered, consumedMilli: consumed),
                 sampleContentProvided: facts.sampleContentProvided))
@@ -89,7 +89,7 @@ public enum ConsumptionDecision: Sendable, Equatable {
 }
 
 /// The answer to a refund request, store-neutral.
-public struct ConsumptionAnswer: Sendable, Equatable {
+public struct RefundRequestAnswer: Sendable, Equatable {
     public let delivered: Bool
     /// Milliunits used, 0...100000; nil: unknown (left out).
     public let consumedMilli: Int?

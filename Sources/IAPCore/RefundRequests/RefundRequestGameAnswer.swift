@@ -2,7 +2,7 @@
 /// "Refund requests"): a 2xx whose JSON body `{"consumption_percentage": N}`
 /// (an integer, 0 to 100000) says how much of the purchase was used. Any
 /// other body leaves the consumption to the `consumption` table.
-public enum GameConsumptionAnswer: Equatable, Sendable {
+public enum RefundRequestGameAnswer: Equatable, Sendable {
     /// The game said how much was consumed, in milliunits.
     case consumed(Int)
     /// An empty body, or a JSON object without `consumption_percentage`.

@@ -2,7 +2,7 @@
 /// answer the `refund_requested` webhook with its consumption (docs/events.md "Refund
 /// requests"): once the event has left `pending`, or 60 s after the request was
 /// written; at once without a webhook, or without an event.
-public enum ConsumptionReadiness {
+public enum RefundRequestReadiness {
     /// The longest wait for the webhook.
     public static let webhookWaitMs: Int64 = 60_000
     /// While it waits, the event is looked at again this often.

@@ -1,6 +1,6 @@
 /// What a finished webhook POST tells about a refund request: only a 2xx
 /// answer to a `refund_requested` event carries the game's consumption
-/// (`GameConsumptionAnswer`). When such an answer says nothing usable, the
+/// (`RefundRequestGameAnswer`). When such an answer says nothing usable, the
 /// consumption is left to the `consumption` table and the reason is logged,
 /// so that a game that meant to answer can see why it was not heard.
 public struct RefundRequestReply: Equatable, Sendable {
@@ -17,7 +17,7 @@ public struct RefundRequestReply: Equatable, Sendable {
             self.init(consumedMilli: nil, unheard: nil)
             return
         }
-        switch GameConsumptionAnswer(body: body) {
+        switch RefundRequestGameAnswer(body: body) {
         case .consumed(let milli):
             self.init(consumedMilli: milli, unheard: nil)
         case .silent:

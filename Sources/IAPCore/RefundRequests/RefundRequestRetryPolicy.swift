@@ -2,7 +2,7 @@
 /// failed one is made again (docs/events.md "Refund requests"): a 429 after its
 /// `Retry-After`, a 5xx or no answer after a backoff (5 s doubling to 10 min),
 /// until the request's deadline, after which the store ignores any answer.
-public enum ConsumptionRetryPolicy {
+public enum RefundRequestRetryPolicy {
     public static let firstDelayMs: Int64 = 5000
     public static let longestDelayMs: Int64 = 600_000
 

@@ -1,3 +1,4 @@
+import IAPCore
 import MariaDB
 
 /// The console's "send now" of a refund request's answer, and `iapctl consumption
@@ -23,34 +24,20 @@ public enum RefundAnswerNow {
     }
 
     public static func queue(requestID: UInt64, _ connection: MariaDBConnection) throws -> Outcome {
-        let changed = try connection.execute(
-            """
-            UPDATE consumption_requests SET status = 'pending', next_attempt_at = UTC_TIMESTAMP(3)
-            WHERE request_id = ? AND status IN ('pending', 'failed') AND deadline_at > UTC_TIMESTAMP(3) AND outcome IS NULL
-              AND (lease_expires_at IS NULL OR lease_expires_at < UTC_TIMESTAMP(3))
-            """,
-            [.integer(Int64(requestID))]
-        ).matchedRows ?? 0
-        if changed == 1 { return .queued }
-        let exists = try connection.execute(
-            "SELECT 1 FROM consumption_requests WHERE request_id = ?", [.integer(Int64(requestID))]
-        ).first != nil
-        return exists ? .notSendable : .noSuchRequest
+        let requests = RefundRequestStore(connection: connection)
+        if try requests.queueNow(requestID) { return .queued }
+        return try requests.exists(requestID) ? .notSendable : .noSuchRequest
     }
 
     /// The transaction's newest request (a new one is made only once the one before is no longer
     /// pending), queued as `queue(requestID:)` queues it.
     public static func queue(transactionID: String, _ connection: MariaDBConnection) throws -> TransactionOutcome {
-        guard let newest = try connection.execute(
-            """
-            SELECT request_id, status FROM consumption_requests WHERE transaction_id = ? ORDER BY request_id DESC LIMIT 1
-            """,
-            [.text(transactionID)]
-        ).first, let requestID = newest[0].flatMap({ UInt64($0) }) else { return .noRequest }
-        switch try queue(requestID: requestID, connection) {
+        guard let newest = try RefundRequestStore(connection: connection).latest(of: transactionID, locking: false)
+        else { return .noRequest }
+        switch try queue(requestID: newest.request.requestID, connection) {
         case .queued: return .queued
         case .noSuchRequest: return .noRequest
-        case .notSendable: return .notSendable(status: newest[1] ?? "-")
+        case .notSendable: return .notSendable(status: newest.request.status.rawValue)
         }
     }
 }

@@ -38,11 +38,13 @@ struct GoogleRefundReviewIntake {
             return .stored
         }
         let purchase = try GoogleNotificationStore(connection: connection).lockedPurchase(orderID: review.orderID)
-        guard try !isRecorded(review) else { return .unchanged }
+        let requests = RefundRequestStore(connection: connection)
+        guard try !requests.reviewTokensLocked(orderID: review.orderID).contains(review.pendingRefundToken) else {
+            return .unchanged
+        }
         let delivered = purchase?.orderID != nil && purchase?.userID != nil
         let accountOrder = try delivered ? nil : accountOrder(review.obfuscatedAccountID)
         let environment = purchase?.environment ?? .production
-        let deadlineMs = review.requestedAtMs + GoogleRefundReviewRequest.answerWindowMs
         var eventID: UInt64?
         if let purchase, let orderID = purchase.orderID, let userID = purchase.userID {
             let transaction = AppleTransaction(
@@ -54,50 +56,16 @@ struct GoogleRefundReviewIntake {
                     occurredAtMs: review.requestedAtMs, store: .googlePlay),
                 at: now)
         }
-        try connection.execute(
-            """
-            INSERT INTO consumption_requests (store, transaction_id, original_transaction_id, google_message_id,
-              pending_refund_token, order_id, environment, user_id, product_id, reason, requested_at, deadline_at,
-              status, event_id, created_at)
-            VALUES ('google_play', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)
-            """,
-            [
-                .text(purchase?.transactionID ?? review.orderID),
-                .text(purchase?.originalTransactionID ?? review.orderID), .text(review.messageID),
-                .text(review.pendingRefundToken), .text(review.orderID), .text(environment.rawValue),
-                .optional(purchase?.userID ?? accountOrder?.userID),
-                .text(purchase?.productID ?? accountOrder?.productID ?? ""),
-                .optional(RefundRequestText.column(review.reason)),
-                .text(AppleDate.sqlDateTime(ms: review.requestedAtMs)), .text(AppleDate.sqlDateTime(ms: deadlineMs)),
-                eventID.map { .integer(Int64($0)) } ?? .null, .text(now.sql),
-            ]
-        ).requireRows(1, "INSERT INTO consumption_requests (google_play)")
+        try requests.insert(
+            RefundRequestStore.GooglePlayAsked(
+                transactionID: purchase?.transactionID ?? review.orderID,
+                originalTransactionID: purchase?.originalTransactionID ?? review.orderID, messageID: review.messageID,
+                pendingRefundToken: review.pendingRefundToken, orderID: review.orderID, environment: environment,
+                userID: purchase?.userID ?? accountOrder?.userID,
+                productID: purchase?.productID ?? accountOrder?.productID ?? "",
+                reason: RefundRequestText.column(review.reason), requestedAtMs: review.requestedAtMs),
+            eventID: eventID, at: now)
         return .refundRequested
-    }
-
-    /// Google refunded the order (in whole or in part) at `refundedAtMs`: its reviews not yet decided
-    /// get the outcome `refunded`, so an operator sees what answering did, and a review still pending is
-    /// closed unanswered by the sender (no answer counts any more). Run in the database transaction
-    /// that applies the refund, after it locked the purchase row.
-    func noteRefunded(orderID: String, refundedAtMs: Int64) throws(MariaDBError) {
-        try connection.execute(
-            """
-            UPDATE consumption_requests SET outcome = 'refunded', outcome_at = ?
-            WHERE transaction_id = ? AND store = 'google_play' AND outcome IS NULL
-            """,
-            [.text(AppleDate.sqlDateTime(ms: refundedAtMs)), .text(orderID)])
-    }
-
-    /// Whether a request of the order already carries this review's token, its rows locked until the
-    /// database transaction ends (the order's purchase row is locked first, when there is one).
-    private func isRecorded(_ review: Review) throws(MariaDBError) -> Bool {
-        try connection.execute(
-            """
-            SELECT pending_refund_token FROM consumption_requests
-            WHERE transaction_id = ? AND store = 'google_play' FOR UPDATE
-            """,
-            [.text(review.orderID)]
-        ).rows.contains { $0[0] == review.pendingRefundToken }
     }
 
     private static func fits(_ text: String, maxLength: Int) -> Bool {

@@ -58,7 +58,7 @@ struct GoogleVoidedPurchaseLedger {
             if takesBack { try recordRefundedEvent(purchase, refundedQuantity: refundedQuantity, at: voided, now: now) }
         }
         if refund != .unchanged {
-            try GoogleRefundReviewIntake(connection: connection).noteRefunded(
+            try RefundRequestStore(connection: connection).recordGoogleRefund(
                 orderID: purchase.transactionID, refundedAtMs: voided.voidedTimeMilliseconds)
         }
         return .applied(transactionID: purchase.transactionID, quantity: purchase.quantity, refund)

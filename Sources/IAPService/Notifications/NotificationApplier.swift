@@ -36,7 +36,7 @@ struct NotificationApplier {
         let notifications = NotificationStore(connection: connection)
         guard try notifications.insert(verified, source: source, at: now) else { return .duplicate }
         let notification = verified.notification
-        let refundRequests = RefundRequestLedger(connection: connection)
+        let refundRequests = AppStoreRefundRequestIntake(connection: connection)
         let kind = NotificationKind(notificationType: notification.notificationType, subtype: notification.subtype)
         guard let transaction = verified.transaction, let raw = verified.transactionJSON, kind != .informational
         else {

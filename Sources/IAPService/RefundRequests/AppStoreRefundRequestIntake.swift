@@ -2,14 +2,15 @@ import IAPCore
 import MariaDB
 internal import SignedData
 
-/// The refund-request ledger's part of storing a notification (docs/events.md
+/// The refund-request ledger's part of storing an App Store notification (docs/events.md
 /// "Refund requests", steps 1 and 6), in the database transaction that stores
-/// it: a `CONSUMPTION_REQUEST` writes its `consumption_requests` row (or
+/// it, as Google Play's reviews have `GoogleRefundReviewIntake`: a
+/// `CONSUMPTION_REQUEST` writes its `consumption_requests` row (or
 /// reuses the one not yet sent) with a `refund_requested` event for the game;
 /// `REFUND`, `REVOKE` and `REFUND_DECLINED` record Apple's decision on the
 /// latest request. The goods never change here. What to change is
 /// `RefundRequestChange`'s decision.
-struct RefundRequestLedger {
+struct AppStoreRefundRequestIntake {
     let connection: MariaDBConnection
 
     /// Runs after the notification's own effect on its transaction: a refund
@@ -24,7 +25,7 @@ struct RefundRequestLedger {
         let delivery = try isRequest ? NotifiedTransactionStore(connection: connection).locked(transaction.transactionID) : nil
         let owner = try isRequest ? Self.owner(of: transaction, delivery: delivery, connection) : nil
         let requests = RefundRequestStore(connection: connection)
-        let latest = try requests.latestLocked(transaction.transactionID)
+        let latest = try requests.latest(of: transaction.transactionID, locking: true)
         let change = RefundRequestChange.decide(
             notificationType: notification.notificationType, signedDate: notification.signedDate,
             latest: latest?.request)
@@ -41,7 +42,7 @@ struct RefundRequestLedger {
                 ? tellTheGame(asked, transaction, raw: raw, delivery: delivery, at: now) : nil
             try requests.reopen(requestID, asked, eventID: eventID)
         case .close(let requestID, let outcome):
-            try requests.close(requestID, outcome, decidedAtMs: notification.signedDate)
+            try requests.recordOutcome(requestID, outcome, decidedAtMs: notification.signedDate)
         }
     }
 
@@ -49,7 +50,7 @@ struct RefundRequestLedger {
     /// (an event names its order and user); nil for one never delivered: the
     /// game has nothing of it, and the request is answered without the game.
     private func tellTheGame(
-        _ asked: RefundRequestStore.Asked, _ transaction: SignedTransaction, raw: JSONObject,
+        _ asked: RefundRequestStore.AppStoreAsked, _ transaction: SignedTransaction, raw: JSONObject,
         delivery: NotifiedTransactionStore.Row?, at now: Timestamp
     ) throws(MariaDBError) -> UInt64? {
         guard let orderID = delivery?.orderID, let userID = delivery?.userID else { return nil }
@@ -76,8 +77,8 @@ struct RefundRequestLedger {
 
     private static func asked(
         _ notification: ServerNotification, _ transaction: SignedTransaction, owner: String?
-    ) -> RefundRequestStore.Asked {
-        RefundRequestStore.Asked(
+    ) -> RefundRequestStore.AppStoreAsked {
+        RefundRequestStore.AppStoreAsked(
             transactionID: transaction.transactionID, originalTransactionID: transaction.originalTransactionID,
             notificationUUID: notification.notificationUUID,
             environment: NotifiedTransactionStore.environment(of: transaction),

@@ -13,12 +13,12 @@ import IAPCore
 /// One step: lease the oldest due request (committed first, so that no other
 /// iap-fcgi sends it), close it unsent when the store decided it already or its
 /// deadline passed (`RefundRequestClosing`), give the game's webhook its chance to answer the
-/// consumption (`ConsumptionReadiness`), decide what to send (`ConsumptionDecision`, the same
+/// consumption (`RefundRequestReadiness`), decide what to send (`RefundRequestDecision`, the same
 /// for both stores), write it in the store's words (`AppStoreConsumptionRequest`,
 /// `GoogleRefundReviewRequest`), send it, and record what came of it
-/// (`ConsumptionRetryPolicy`, `GoogleRefundReviewReply`). When nothing is due, it looks again
+/// (`RefundRequestRetryPolicy`, `GoogleRefundReviewReply`). When nothing is due, it looks again
 /// every second.
-final class ConsumptionSender: Worker, @unchecked Sendable {
+final class RefundRequestSender: Worker, @unchecked Sendable {
     /// When nothing is due, the next look is this much later.
     static let idleLookMs = 1000
     /// After a database error, the next look waits this long.
@@ -39,7 +39,7 @@ final class ConsumptionSender: Worker, @unchecked Sendable {
     private let leaseMs: Int64
     // The rest belongs to the sender's thread.
     private var databaseLog = DatabaseFailureLog(
-        worker: "consumption", retry: .milliseconds(ConsumptionSender.databaseRetryMs))
+        worker: "consumption", retry: .milliseconds(RefundRequestSender.databaseRetryMs))
 
     /// Nil when neither store's client is configured: nothing could be answered.
     init?(
@@ -62,7 +62,7 @@ final class ConsumptionSender: Worker, @unchecked Sendable {
     /// `putTimeoutMs`), then returns.
     func run(_ stop: StopRequest) {
         Log.event("consumption: answering the refund requests of \(stores.map(\.rawValue).joined(separator: " and "))")
-        let store = ConsumptionStore(connection: database.connection())
+        let store = RefundRequestStore(connection: database.connection())
         while !stop.isRequested {
             let now = Timestamp.now()
             let lease = AppleDate.sqlDateTime(ms: now.milliseconds + leaseMs)
@@ -83,22 +83,22 @@ final class ConsumptionSender: Worker, @unchecked Sendable {
     }
 
     /// Decides, sends and records one leased request.
-    private func answer(_ requestID: UInt64, lease: String, _ store: ConsumptionStore) throws {
+    private func answer(_ requestID: UInt64, lease: String, _ store: RefundRequestStore) throws {
         guard let claimed = try store.claimed(requestID, lease: lease) else { return }
         let nowMs = SystemClock.wallMilliseconds()
         if let closing = RefundRequestClosing.of(outcome: claimed.outcome, deadlineMs: claimed.deadlineMs, nowMs: nowMs) {
-            try store.close(claimed, status: closing.status, error: closing.error(attempts: claimed.attempts))
+            try store.closeUnsent(claimed, status: closing.status, error: closing.error(attempts: claimed.attempts))
             Log.event("consumption: request \(requestID) (transaction \(claimed.transactionID)) \(Self.describe(closing))")
             return
         }
-        let step = ConsumptionReadiness.step(
+        let step = RefundRequestReadiness.step(
             webhookConfigured: webhookConfigured, eventPending: claimed.eventPending, createdAtMs: claimed.createdAtMs,
             nowMs: nowMs)
         if case .wait(let untilMs) = step {
             return try store.postpone(claimed, untilMs: untilMs)
         }
-        guard case .send(let answer) = ConsumptionDecision.decide(claimed.facts) else {
-            try store.close(claimed, status: .noConsent, error: nil)
+        guard case .send(let answer) = RefundRequestDecision.decide(claimed.facts) else {
+            try store.closeUnsent(claimed, status: .noConsent, error: nil)
             Log.event("consumption: request \(requestID) (transaction \(claimed.transactionID)): no consent, nothing sent")
             return
         }
@@ -108,7 +108,7 @@ final class ConsumptionSender: Worker, @unchecked Sendable {
             sent = sendToAppStore(answer, claimed)
         case .googlePlay:
             guard let review = claimed.review else {
-                try store.close(claimed, status: .failed, error: "its notification is gone: no package to answer to")
+                try store.closeUnsent(claimed, status: .failed, error: "its notification is gone: no package to answer to")
                 return
             }
             sent = sendToGooglePlay(answer, review, claimed)
@@ -126,16 +126,16 @@ final class ConsumptionSender: Worker, @unchecked Sendable {
     private struct Sent {
         let recordedBody: String
         let preference: String?
-        let outcome: (_ nowMs: Int64, _ storeDecided: Bool) -> ConsumptionRetryPolicy.Outcome
+        let outcome: (_ nowMs: Int64, _ storeDecided: Bool) -> RefundRequestRetryPolicy.Outcome
     }
 
-    private func sendToAppStore(_ answer: ConsumptionAnswer, _ claimed: ConsumptionStore.Claimed) -> Sent {
+    private func sendToAppStore(_ answer: RefundRequestAnswer, _ claimed: RefundRequestStore.Claimed) -> Sent {
         let request = AppStoreConsumptionRequest(answer)
         let body = request.body.serializedString
         let result = appStore.map { put(body, transactionID: claimed.transactionID, environment: claimed.environment, $0) }
             ?? .noAnswer("the App Store Server API is not configured")
         return Sent(recordedBody: body, preference: request.refundPreference) { nowMs, decided in
-            ConsumptionRetryPolicy.outcome(
+            RefundRequestRetryPolicy.outcome(
                 of: result, attempt: claimed.attempts + 1, nowMs: nowMs, deadlineMs: claimed.deadlineMs,
                 appleDecided: decided)
         }
@@ -145,7 +145,7 @@ final class ConsumptionSender: Worker, @unchecked Sendable {
     /// on this thread. The row records the body without the pending refund token, which is in
     /// its own column.
     private func sendToGooglePlay(
-        _ answer: ConsumptionAnswer, _ review: ConsumptionStore.GoogleReview, _ claimed: ConsumptionStore.Claimed
+        _ answer: RefundRequestAnswer, _ review: RefundRequestStore.GoogleReview, _ claimed: RefundRequestStore.Claimed
     ) -> Sent {
         let request = GoogleRefundReviewRequest(answer, pendingRefundToken: review.pendingRefundToken)
         let answered = DispatchSemaphore(value: 0)
@@ -168,19 +168,30 @@ final class ConsumptionSender: Worker, @unchecked Sendable {
     /// One PUT to the request's environment, waited for on this thread.
     private func put(
         _ body: String, transactionID: String, environment: AppleEnvironment, _ client: AppStoreServerClient
-    ) -> ConsumptionRetryPolicy.Result {
+    ) -> RefundRequestRetryPolicy.Result {
         guard Self.isPathSafe(transactionID) else { return .answered(httpStatus: 400, errorCode: nil, retryAfterUnixMs: nil) }
         let answered = DispatchSemaphore(value: 0)
-        let result = Locked(ConsumptionRetryPolicy.Result.noAnswer("no answer"))
-        let conversation = ConsumptionConversation(
-            url: client.api.baseURL(for: environment) + "/inApps/v2/transactions/consumption/" + transactionID,
-            body: Array(body.utf8), environment: environment, caFile: client.caFile, budgetMs: putTimeoutMs,
-            authorization: { [client] in client.authorizationHeader() }
+        let result = Locked(RefundRequestRetryPolicy.Result.noAnswer("no answer"))
+        // One call: the retries are kept in the database (`RefundRequestRetryPolicy`), so that they
+        // outlive the process and span the 12 hours Apple allows.
+        let sequence = SingleCallSequence(
+            environment: environment, budgetMs: putTimeoutMs,
+            verdictWhenStopped: RefundRequestRetryPolicy.Result.noAnswer("no answer within \(putTimeoutMs) ms"))
+        let exchange = ServerAPIExchange<SingleCallSequence<RefundRequestRetryPolicy.Result>>(
+            "PUT", path: "/inApps/v2/transactions/consumption/" + transactionID, body: Array(body.utf8), client: client,
+            reading: { outcome, retryAfter in
+                switch outcome {
+                case .answered(let httpStatus, let body):
+                    return .answered(httpStatus: httpStatus, body: body, retryAfterUnixMs: retryAfter)
+                case .transportFailure(let failure):
+                    return .noAnswer("no answer (\(failure))")
+                }
+            }
         ) { outcome in
             result.withLock { $0 = outcome }
             answered.signal()
         }
-        guard client.apple.submit(conversation) else { return .noAnswer("too many calls to Apple waiting") }
+        guard client.apple.submit(CallConversation(sequence, exchange: exchange, deadline: .never)) else { return .noAnswer("too many calls to Apple waiting") }
         answered.wait()
         return result.withLock { $0 }
     }
@@ -197,7 +208,7 @@ final class ConsumptionSender: Worker, @unchecked Sendable {
         }
     }
 
-    private static func metricOutcome(_ outcome: ConsumptionRetryPolicy.Outcome) -> String {
+    private static func metricOutcome(_ outcome: RefundRequestRetryPolicy.Outcome) -> String {
         switch outcome {
         case .sent: return "sent"
         case .retry: return "retry"
@@ -206,7 +217,7 @@ final class ConsumptionSender: Worker, @unchecked Sendable {
         }
     }
 
-    private func log(_ outcome: ConsumptionRetryPolicy.Outcome, _ claimed: ConsumptionStore.Claimed, recorded: Bool) {
+    private func log(_ outcome: RefundRequestRetryPolicy.Outcome, _ claimed: RefundRequestStore.Claimed, recorded: Bool) {
         let which = "request \(claimed.requestID) (transaction \(claimed.transactionID))"
         guard recorded else {
             return Log.event("consumption: \(which): its lease ended before its result was recorded")

@@ -1,15 +1,13 @@
 import IAPCore
 import MariaDB
 
-/// The sender's statements on `consumption_requests`. As for the webhook's
+/// The sender's statements (`RefundRequestSender`). As for the webhook's
 /// events (`WebhookStore`), the state lives in the table: a sender leases a
 /// due row (`lease_expires_at`) in a committed transaction before it calls
 /// the store, so that no other iap-fcgi on the same database (or Galera cluster)
 /// sends the same request; a lease that ends without a recorded result (the
 /// process died) makes the row due again.
-struct ConsumptionStore {
-    let connection: MariaDBConnection
-
+extension RefundRequestStore {
     /// What answering a Google Play refund review needs beyond the decision: where the call goes and the token.
     struct GoogleReview {
         let packageName: String
@@ -33,7 +31,7 @@ struct ConsumptionStore {
         let eventPending: Bool?
         /// The store's decision, when it came first: then nothing is sent.
         let outcome: RefundRequestOutcome?
-        let facts: ConsumptionDecision.Facts
+        let facts: RefundRequestDecision.Facts
         /// The lease as written: results are recorded only while the row still holds it.
         let lease: String
     }
@@ -96,7 +94,7 @@ struct ConsumptionStore {
         let consent = row[13].flatMap { Int64($0) }.map {
             ConsumptionConsent(consentedAtMs: $0, withdrawnAtMs: row[14].flatMap { Int64($0) })
         }
-        let facts = ConsumptionDecision.Facts(
+        let facts = RefundRequestDecision.Facts(
             delivered: row[9] == "1", answeredConsumedMilli: row[8].flatMap { Int($0) },
             recordedConsumedMilli: row[10].flatMap { Int($0) },
             policy: row[11].flatMap(RefundPolicy.init(rawValue:)) ?? .none, consent: consent,
@@ -131,7 +129,7 @@ struct ConsumptionStore {
     }
 
     /// Closed without a PUT: `no_consent`, or `expired` when Apple decided or its deadline passed first.
-    func close(_ claimed: Claimed, status: RefundRequestStatus, error: String?) throws(MariaDBError) {
+    func closeUnsent(_ claimed: Claimed, status: RefundRequestStatus, error: String?) throws(MariaDBError) {
         _ = try outbox.recordWhileLeased(
             """
             UPDATE consumption_requests SET status = ?, last_error = COALESCE(?, last_error), next_attempt_at = NULL,
@@ -145,7 +143,7 @@ struct ConsumptionStore {
     /// Records a PUT of `body` and what came of it. False when the row no longer
     /// held the lease (it ended, and another sender took the request).
     func recordPut(
-        _ claimed: Claimed, body: String, preference: String?, outcome: ConsumptionRetryPolicy.Outcome, at time: Timestamp
+        _ claimed: Claimed, body: String, preference: String?, outcome: RefundRequestRetryPolicy.Outcome, at time: Timestamp
     ) throws(MariaDBError) -> Bool {
         let status: String
         var nextAttempt = SQLValue.null

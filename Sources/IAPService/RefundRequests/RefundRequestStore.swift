@@ -1,10 +1,12 @@
 import IAPCore
 import MariaDB
 
-/// SQL of the refund-request ledger as notifications and the webhook write it
-/// (`consumption_requests`, docs/events.md "Refund requests"). The notification's
-/// statements run in the database transaction that stores it; the sender
-/// (another file) leases and answers the rows they leave `pending`.
+/// Every statement that writes the refund-request ledger (`consumption_requests`,
+/// docs/events.md "Refund requests"), and the reads its writers decide from. The
+/// notifications' statements (here for the App Store, in `RefundRequestStore+GooglePlay`
+/// for Google Play) and the webhook's run in the database transaction that stores
+/// what they record; the sender's (`RefundRequestStore+Sending`) lease and answer the
+/// rows they leave `pending`; the console's and `iapctl`'s "send now" queue one again.
 struct RefundRequestStore {
     let connection: MariaDBConnection
 
@@ -15,7 +17,7 @@ struct RefundRequestStore {
     }
 
     /// What a `CONSUMPTION_REQUEST` asks, as its row records it.
-    struct Asked {
+    struct AppStoreAsked {
         let transactionID: String
         let originalTransactionID: String
         let notificationUUID: String
@@ -31,15 +33,16 @@ struct RefundRequestStore {
         let requestedAtMs: Int64
     }
 
-    /// The transaction's newest request, locked until the database transaction
-    /// ends (two notifications of one transaction change the ledger one after
-    /// the other); nil when it has none.
-    func latestLocked(_ transactionID: String) throws(MariaDBError) -> Latest? {
+    /// The transaction's newest request; nil when it has none. `locking`: locked until the
+    /// database transaction ends (two notifications of one transaction change the ledger one
+    /// after the other).
+    func latest(of transactionID: String, locking: Bool) throws(MariaDBError) -> Latest? {
         guard let row = try connection.execute(
             """
-            SELECT request_id, status, \(Self.milliseconds("requested_at")), \(Self.milliseconds("outcome_at")), event_id
-            FROM consumption_requests WHERE transaction_id = ? ORDER BY request_id DESC LIMIT 1 FOR UPDATE
-            """,
+            SELECT request_id, status, \(LeasedOutbox.milliseconds("requested_at")),
+              \(LeasedOutbox.milliseconds("outcome_at")), event_id
+            FROM consumption_requests WHERE transaction_id = ? ORDER BY request_id DESC LIMIT 1
+            """ + (locking ? " FOR UPDATE" : ""),
             [.text(transactionID)]
         ).first, let requestID = row[0].flatMap({ UInt64($0) }),
             let status = row[1].flatMap(RefundRequestStatus.init(rawValue:)),
@@ -52,8 +55,8 @@ struct RefundRequestStore {
             eventID: row[4].flatMap { UInt64($0) })
     }
 
-    /// A new request, `pending`, to be answered at once.
-    func insert(_ asked: Asked, eventID: UInt64?, at time: Timestamp) throws(MariaDBError) {
+    /// A new App Store request, `pending`, to be answered at once.
+    func insert(_ asked: AppStoreAsked, eventID: UInt64?, at time: Timestamp) throws(MariaDBError) {
         try connection.execute(
             """
             INSERT INTO consumption_requests (store, transaction_id, original_transaction_id, notification_uuid,
@@ -70,7 +73,7 @@ struct RefundRequestStore {
     /// notification and deadline and is `pending` again. One waiting out a
     /// backoff keeps it (a 429's `Retry-After`); one that had stopped is due at
     /// once. `eventID` is kept only when the row has none yet.
-    func reopen(_ requestID: UInt64, _ asked: Asked, eventID: UInt64?) throws(MariaDBError) {
+    func reopen(_ requestID: UInt64, _ asked: AppStoreAsked, eventID: UInt64?) throws(MariaDBError) {
         // MariaDB assigns left to right: next_attempt_at reads the status before it changes.
         try connection.execute(
             """
@@ -85,7 +88,7 @@ struct RefundRequestStore {
     }
 
     /// Apple's decision on the request, signed at `decidedAtMs`.
-    func close(_ requestID: UInt64, _ outcome: RefundRequestOutcome, decidedAtMs: Int64) throws(MariaDBError) {
+    func recordOutcome(_ requestID: UInt64, _ outcome: RefundRequestOutcome, decidedAtMs: Int64) throws(MariaDBError) {
         try connection.execute(
             "UPDATE consumption_requests SET outcome = ?, outcome_at = ? WHERE request_id = ?",
             [.text(outcome.rawValue), .text(AppleDate.sqlDateTime(ms: decidedAtMs)), .integer(Int64(requestID))]
@@ -102,8 +105,29 @@ struct RefundRequestStore {
             [.integer(Int64(milli)), .text(transactionID), .integer(Int64(eventID))])
     }
 
+    /// "Send now": the request back to `pending`, due at once, when it may still be
+    /// answered (pending or failed, before its deadline, not decided by the store, not
+    /// held by a sender). False when it was not.
+    func queueNow(_ requestID: UInt64) throws(MariaDBError) -> Bool {
+        try connection.execute(
+            """
+            UPDATE consumption_requests SET status = 'pending', next_attempt_at = UTC_TIMESTAMP(3)
+            WHERE request_id = ? AND status IN ('pending', 'failed') AND deadline_at > UTC_TIMESTAMP(3) AND outcome IS NULL
+              AND (lease_expires_at IS NULL OR lease_expires_at < UTC_TIMESTAMP(3))
+            """,
+            [.integer(Int64(requestID))]
+        ).matchedRows == 1
+    }
+
+    /// Whether the ledger has the request.
+    func exists(_ requestID: UInt64) throws(MariaDBError) -> Bool {
+        try connection.execute(
+            "SELECT 1 FROM consumption_requests WHERE request_id = ?", [.integer(Int64(requestID))]
+        ).first != nil
+    }
+
     /// notification_uuid, environment, user_id, product_id, product_type, reason, requested_at, deadline_at.
-    private static func askedValues(_ asked: Asked) -> [SQLValue] {
+    private static func askedValues(_ asked: AppStoreAsked) -> [SQLValue] {
         [
             .text(asked.notificationUUID), .text(asked.environment.rawValue), .optional(asked.userID),
             .text(asked.productID), .optional(asked.productType), .optional(asked.reason),
@@ -112,12 +136,7 @@ struct RefundRequestStore {
         ]
     }
 
-    private static func optional(_ id: UInt64?) -> SQLValue {
+    static func optional(_ id: UInt64?) -> SQLValue {
         id.map { .integer(Int64($0)) } ?? .null
-    }
-
-    /// A DATETIME(3) column as UTC milliseconds (sessions are in UTC).
-    private static func milliseconds(_ column: String) -> String {
-        "CAST(ROUND(UNIX_TIMESTAMP(\(column)) * 1000) AS SIGNED)"
     }
 }

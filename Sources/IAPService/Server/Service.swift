@@ -20,8 +20,8 @@ public final class Service: Sendable {
     private let finisher: TransactionFinisher?
     /// Verifies Google Play purchases and consumes them at Google, on threads of its own; nil without Google Play.
     private let googlePurchases: GooglePurchaseVerifier?
-    /// Answers Apple's refund requests on a thread of its own; nil without the Server API or with `IAP_CONSUMPTION=off`.
-    private let consumption: ConsumptionSender?
+    /// Answers the stores' refund requests on a thread of its own; nil with neither store's client, or `IAP_CONSUMPTION=off`.
+    private let refundRequests: RefundRequestSender?
     private let inflight = InflightCounter()
     private let signals: ShutdownSignals
     private let descriptorLimit: UInt64
@@ -127,7 +127,7 @@ public final class Service: Sendable {
         let transactions = TransactionsRoute(verifier: signedData, batches: signedTransactions, fetches: fetches)
         googlePurchases = try GooglePurchaseVerifier.started(
             configuration: configuration, settings: settings, apple: apple, database: database)
-        consumption = configuration.consumption == .off ? nil : ConsumptionSender(
+        refundRequests = configuration.consumption == .off ? nil : RefundRequestSender(
             appStore: appStoreServer, googlePlay: googlePurchases?.client, database: database,
             webhookConfigured: configuration.webhook != nil, appleTimeoutMs: configuration.appleTimeoutMs)
         let router = Router(
@@ -160,7 +160,7 @@ public final class Service: Sendable {
         let backgroundWorkers: [WorkerThreads?] =
             [metricsThread.map { WorkerThreads($0) }, webhook.map { WorkerThreads($0) }] + deliveringAppleAnswers.map { WorkerThreads($0) }
             + [WorkerThreads(apple)] + callingApple.map { WorkerThreads($0) }
-            + [consumption.map { WorkerThreads($0) }, googlePurchases?.finisher, finisher.map { WorkerThreads($0) }]
+            + [refundRequests.map { WorkerThreads($0) }, googlePurchases?.finisher, finisher.map { WorkerThreads($0) }]
             + [WorkerThreads(replayAuditThread), WorkerThreads(settingsRefresher)]
         background = WorkerGroup(backgroundWorkers.compactMap { $0 })
     }

@@ -3,7 +3,7 @@ import MariaDB
 
 /// What the service's three outboxes share: `events` (the webhook's POSTs, `WebhookStore`),
 /// `transaction_finishes` (Finish Transaction, `FinishStore`) and `consumption_requests` (refund
-/// answers to Apple, `ConsumptionStore`). Their state lives in the table: a worker leases the due
+/// answers to the stores, `RefundRequestStore`). Their state lives in the table: a worker leases the due
 /// rows (`lease_expires_at`) in a database transaction it commits before any call starts, makes the
 /// calls outside it, and records each answer only while the row still holds its lease. Several
 /// iap-fcgi on one database, or on a Galera cluster, so never make one row's call twice at once: two

@@ -40,7 +40,7 @@ final class GoogleRefundReviewRequestTests: XCTestCase {
             (.grantProrated, true, 40_000, "NEUTRAL"), (.auto, true, 100_000, "DECLINE"), (.auto, false, nil, "APPROVE"),
         ]
         for (policy, delivered, consumed, expected) in cases {
-            guard case .send(let answer) = ConsumptionDecision.decide(
+            guard case .send(let answer) = RefundRequestDecision.decide(
                 .init(delivered: delivered, recordedConsumedMilli: consumed, policy: policy, consent: consent))
             else { return XCTFail("\(policy): nothing sent") }
             XCTAssertEqual(GoogleRefundReviewRequest(answer, pendingRefundToken: "t").refundPreference, expected, "\(policy)")
@@ -66,7 +66,7 @@ final class GoogleRefundReviewReplyTests: XCTestCase {
     private var deadline: Int64 { now + 3_600_000 }
 
     private func outcome(_ verdict: GoogleCallVerdict, attempt: Int = 1, deadline: Int64? = nil, decided: Bool = false)
-        -> ConsumptionRetryPolicy.Outcome
+        -> RefundRequestRetryPolicy.Outcome
     {
         GoogleRefundReviewReply.outcome(
             of: verdict, attempt: attempt, nowMs: now, deadlineMs: deadline ?? self.deadline, decided: decided)

@@ -2,7 +2,7 @@ import XCTest
 
 @testable import IAPCore
 
-final class ConsumptionDecisionTests: XCTestCase {
+final class RefundRequestDecisionTests: XCTestCase {
     private let consented = ConsumptionConsent(consentedAtMs: 2000, withdrawnAtMs: nil)
 
     /// (policy, delivered, answered by the webhook, consumption row) → (consumption sent, preference sent).
@@ -32,7 +32,7 @@ final class ConsumptionDecisionTests: XCTestCase {
             (.auto, true, -5, nil, 0, .grantFull, #line),
         ]
         for (policy, delivered, answered, recorded, consumed, preference, line) in cases {
-            let decision = ConsumptionDecision.decide(
+            let decision = RefundRequestDecision.decide(
                 .init(
                     delivered: delivered, answeredConsumedMilli: answered, recordedConsumedMilli: recorded,
                     policy: policy, consent: consented, sampleContentProvided: true))
@@ -52,7 +52,7 @@ final class ConsumptionDecisionTests: XCTestCase {
             (ConsumptionConsent(consentedAtMs: 2000, withdrawnAtMs: 1000), true, #line),
         ]
         for (consent, sends, line) in cases {
-            let decision = ConsumptionDecision.decide(.init(delivered: true, policy: .decline, consent: consent))
+            let decision = RefundRequestDecision.decide(.init(delivered: true, policy: .decline, consent: consent))
             XCTAssertEqual(decision != .noConsent, sends, line: line)
         }
     }
@@ -62,7 +62,7 @@ final class ConsumptionDecisionTests: XCTestCase {
             (RefundPolicy.auto, true, RefundPreference?.none), (.auto, false, .grantFull), (.grantProrated, true, nil),
             (.decline, true, .decline),
         ] {
-            let decision = ConsumptionDecision.decide(
+            let decision = RefundRequestDecision.decide(
                 .init(
                     delivered: delivered, answeredConsumedMilli: 40_000, recordedConsumedMilli: 40_000, policy: policy,
                     consent: consented, isAutoRenewableSubscription: true))
@@ -94,19 +94,19 @@ final class AppStoreConsumptionRequestTests: XCTestCase {
     }
 }
 
-final class ConsumptionRetryPolicyTests: XCTestCase {
+final class RefundRequestRetryPolicyTests: XCTestCase {
     private let now: Int64 = 1_800_000_000_000
     private var deadline: Int64 { now + 3_600_000 }
 
     func testTheBackoffStartsAtFiveSecondsAndDoublesToTenMinutes() {
-        let delays = (1...10).map { ConsumptionRetryPolicy.delayMs(afterFailedAttempts: $0) / 1000 }
+        let delays = (1...10).map { RefundRequestRetryPolicy.delayMs(afterFailedAttempts: $0) / 1000 }
         XCTAssertEqual(delays, [5, 10, 20, 40, 80, 160, 320, 600, 600, 600])
-        XCTAssertEqual(ConsumptionRetryPolicy.delayMs(afterFailedAttempts: 0), 5000)
-        XCTAssertEqual(ConsumptionRetryPolicy.delayMs(afterFailedAttempts: 1_000_000), 600_000)
+        XCTAssertEqual(RefundRequestRetryPolicy.delayMs(afterFailedAttempts: 0), 5000)
+        XCTAssertEqual(RefundRequestRetryPolicy.delayMs(afterFailedAttempts: 1_000_000), 600_000)
     }
 
     func testEachAnswer() {
-        typealias Policy = ConsumptionRetryPolicy
+        typealias Policy = RefundRequestRetryPolicy
         let cases: [(Policy.Result, Int, Policy.Outcome, UInt)] = [
             (.answered(httpStatus: 202, errorCode: nil, retryAfterUnixMs: nil), 1, .sent, #line),
             (.answered(httpStatus: 500, errorCode: 5_000_000, retryAfterUnixMs: nil), 1,
@@ -130,16 +130,16 @@ final class ConsumptionRetryPolicyTests: XCTestCase {
     }
 
     func testARetryThatWouldComeAtOrAfterTheDeadlineExpires() {
-        let result = ConsumptionRetryPolicy.Result.answered(httpStatus: 500, errorCode: nil, retryAfterUnixMs: nil)
+        let result = RefundRequestRetryPolicy.Result.answered(httpStatus: 500, errorCode: nil, retryAfterUnixMs: nil)
         XCTAssertEqual(
-            ConsumptionRetryPolicy.outcome(of: result, attempt: 1, nowMs: now, deadlineMs: now + 5000), .expired(error: "HTTP 500"))
+            RefundRequestRetryPolicy.outcome(of: result, attempt: 1, nowMs: now, deadlineMs: now + 5000), .expired(error: "HTTP 500"))
         XCTAssertEqual(
-            ConsumptionRetryPolicy.outcome(of: result, attempt: 1, nowMs: now, deadlineMs: now + 5001),
+            RefundRequestRetryPolicy.outcome(of: result, attempt: 1, nowMs: now, deadlineMs: now + 5001),
             .retry(atMs: now + 5000, error: "HTTP 500"))
     }
 
     func testAFailedPutOfARequestAppleDecidedMeanwhileIsNotMadeAgain() {
-        typealias Policy = ConsumptionRetryPolicy
+        typealias Policy = RefundRequestRetryPolicy
         let failures: [Policy.Result] = [
             .answered(httpStatus: 500, errorCode: 5_000_000, retryAfterUnixMs: nil),
             .answered(httpStatus: 429, errorCode: nil, retryAfterUnixMs: now + 1000), .noAnswer("no answer (timeout)"),
@@ -163,19 +163,19 @@ final class ConsumptionRetryPolicyTests: XCTestCase {
 
     func testTheErrorCodeIsReadFromApplesBody() {
         XCTAssertEqual(
-            ConsumptionRetryPolicy.Result.answered(
+            RefundRequestRetryPolicy.Result.answered(
                 httpStatus: 400, body: Array(#"{"errorCode":4000035,"errorMessage":"x"}"#.utf8), retryAfterUnixMs: nil),
             .answered(httpStatus: 400, errorCode: 4_000_035, retryAfterUnixMs: nil))
         XCTAssertEqual(
-            ConsumptionRetryPolicy.Result.answered(httpStatus: 502, body: Array("<html>".utf8), retryAfterUnixMs: nil),
+            RefundRequestRetryPolicy.Result.answered(httpStatus: 502, body: Array("<html>".utf8), retryAfterUnixMs: nil),
             .answered(httpStatus: 502, errorCode: nil, retryAfterUnixMs: nil))
     }
 }
 
-final class ConsumptionReadinessTests: XCTestCase {
+final class RefundRequestReadinessTests: XCTestCase {
     func testItWaitsForThePendingEventAtMostSixtySeconds() {
         let created: Int64 = 1_800_000_000_000
-        let cases: [(Bool, Bool?, Int64, ConsumptionReadiness.Step, UInt)] = [
+        let cases: [(Bool, Bool?, Int64, RefundRequestReadiness.Step, UInt)] = [
             (false, true, created, .ready, #line),
             (true, nil, created, .ready, #line),
             (true, false, created, .ready, #line),
@@ -185,7 +185,7 @@ final class ConsumptionReadinessTests: XCTestCase {
         ]
         for (webhook, pending, now, step, line) in cases {
             XCTAssertEqual(
-                ConsumptionReadiness.step(webhookConfigured: webhook, eventPending: pending, createdAtMs: created, nowMs: now),
+                RefundRequestReadiness.step(webhookConfigured: webhook, eventPending: pending, createdAtMs: created, nowMs: now),
                 step, line: line)
         }
     }

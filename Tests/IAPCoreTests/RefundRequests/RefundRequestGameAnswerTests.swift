@@ -2,9 +2,9 @@ import XCTest
 
 @testable import IAPCore
 
-final class GameConsumptionAnswerTests: XCTestCase {
+final class RefundRequestGameAnswerTests: XCTestCase {
     func testTheGamesAnswers() {
-        let cases: [(body: String, expected: GameConsumptionAnswer, line: UInt)] = [
+        let cases: [(body: String, expected: RefundRequestGameAnswer, line: UInt)] = [
             (#"{"consumption_percentage": 40000}"#, .consumed(40000), #line),
             (#"{"consumption_percentage":0}"#, .consumed(0), #line),
             (#"{"consumption_percentage":100000,"ok":true}"#, .consumed(100_000), #line),
@@ -22,7 +22,7 @@ final class GameConsumptionAnswerTests: XCTestCase {
             (#"{"consumption_percentage":40000"#, .invalid("the body is not a JSON object"), #line),
         ]
         for row in cases {
-            XCTAssertEqual(GameConsumptionAnswer(body: Array(row.body.utf8)), row.expected, row.body, line: row.line)
+            XCTAssertEqual(RefundRequestGameAnswer(body: Array(row.body.utf8)), row.expected, row.body, line: row.line)
         }
     }
 
