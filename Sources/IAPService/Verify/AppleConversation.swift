@@ -24,7 +24,7 @@ protocol AppleConversation: AnyObject {
     func prepare(_ transfer: CurlTransfer, for environment: AppleEnvironment, timeoutMs: Int) throws(CurlError)
     /// The step after a call's result; `retryAfterUnixMs` is the answer's `Retry-After`, if any.
     func next(after result: AppleCallResult, retryAfterUnixMs: Int64?, atMs now: Int) -> AppleConversationStep
-    /// Its deadline stops it before Apple settled it: it will end `unavailable`.
+    /// Its deadline stops it before the store settled it: it ends as a stopped sequence does (`unavailable`, no answer).
     func stopByDeadline()
     /// Hands the outcome to the caller's completion (which must not block).
     func complete()
@@ -36,9 +36,4 @@ protocol AppleConversation: AnyObject {
 enum AppleConversationEndpoint {
     static let verifyReceipt = "verify_receipt"
     static let serverAPI = "server_api"
-}
-
-extension AppleConversation {
-    /// Every conversation but the receipt's and Google's is with the App Store Server API.
-    var endpointLabel: String { AppleConversationEndpoint.serverAPI }
 }
