@@ -14,7 +14,7 @@ import fastcgi_client
 from support import PAY_6, new_user_id, wait_until
 
 PACKAGE = "com.example.game"
-PURCHASES = 4
+PURCHASES = 12
 REQUESTS_PER_INSTANCE = 4
 
 
@@ -52,6 +52,24 @@ def verify_all_at_once(instance_sockets, body):
         return list(pool.map(post, sockets))
 
 
+def what_each_node_holds(nodes, token):
+    """For a failure's message: the rows of one purchase token on each node, and whose requests they were."""
+    token_sha256 = hashlib.sha256(token.encode()).hexdigest()
+    lines = []
+    for number, node in enumerate(nodes, 1):
+        transactions = node.query("SELECT transaction_id, state, receipt_id, user_id FROM transactions"
+                                  " WHERE purchase_token_sha256 = %s", token_sha256)
+        receipts = node.query("SELECT receipt_id, transaction_id, verified_at FROM receipts"
+                              " WHERE kind = 'google' AND sha256 = %s ORDER BY receipt_id", token_sha256)
+        events = node.query("SELECT event_id, type FROM events WHERE transaction_id IN"
+                            " (SELECT transaction_id FROM transactions WHERE purchase_token_sha256 = %s)", token_sha256)
+        status = {name: node.scalar("SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS"
+                                    " WHERE VARIABLE_NAME = %s", name)
+                  for name in ("WSREP_CLUSTER_STATE_UUID", "WSREP_CLUSTER_SIZE", "WSREP_LOCAL_STATE_COMMENT")}
+        lines.append(f"node {number} {status}: transactions {transactions}; receipts {receipts}; events {events}")
+    return "\n".join(lines)
+
+
 def test_one_token_verified_through_both_instances_at_once_is_delivered_once(nodes, instance_sockets, google):
     statuses = {}
     purchases = []
@@ -62,7 +80,8 @@ def test_one_token_verified_through_both_instances_at_once_is_delivered_once(nod
         answers = verify_all_at_once(instance_sockets, body)
         for _, status in answers:
             statuses[status] = statuses.get(status, 0) + 1
-        assert [status for _, status in answers].count("delivered") == 1, answers
+        assert [status for _, status in answers].count("delivered") == 1, \
+            f"{answers}\n{what_each_node_holds(nodes, purchase['purchase_token'])}"
         assert all(status in ("delivered", "already_delivered") for _, status in answers), answers
         purchases.append((purchase, user_id))
     print(f"\nGalera, {PURCHASES} tokens x {REQUESTS_PER_INSTANCE * len(instance_sockets)} concurrent verifies "

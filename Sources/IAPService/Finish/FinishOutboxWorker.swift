@@ -115,19 +115,31 @@ final class FinishOutboxWorker<Channel: FinishChannel>: Worker, @unchecked Senda
         return outcomes.withLock { $0 }
     }
 
-    /// Records each result in a database transaction of its own, so that one lost write costs no
-    /// other row its result. One not recorded waits for its lease to end and is called again.
+    /// Records the round's results in one database transaction (one commit for them all); when
+    /// that fails, nothing of it stays and each is recorded in a database transaction of its own,
+    /// so that one lost write costs no other row its result. One not recorded waits for its lease
+    /// to end and is called again.
     private func record(_ results: [(Channel.Store.Claimed, Channel.Outcome)], _ store: Channel.Store) {
         let now = Timestamp.now()
+        for (row, outcome) in results { noteCall(row, error: channel.count(row, outcome)) }
+        if results.count > 1, let held = try? store.transaction({
+            try results.map { row, outcome in try channel.record(row, outcome, at: now, store) }
+        }) {
+            for ((row, _), held) in zip(results, held) where !held { noteLeaseEnded(row) }
+            return
+        }
         for (row, outcome) in results {
-            noteCall(row, error: channel.count(row, outcome))
             do {
                 let held = try store.transaction { try channel.record(row, outcome, at: now, store) }
-                if !held { Log.event("\(channel.name): \(channel.describe(row)): its lease ended before its result was recorded") }
+                if !held { noteLeaseEnded(row) }
             } catch {
                 Log.event("\(channel.name): \(channel.describe(row)): result not recorded (\(error)); called again when its lease ends")
             }
         }
+    }
+
+    private func noteLeaseEnded(_ row: Channel.Store.Claimed) {
+        Log.event("\(channel.name): \(channel.describe(row)): its lease ended before its result was recorded")
     }
 
     private func noteCall(_ row: Channel.Store.Claimed, error: String?) {

@@ -21,7 +21,7 @@ struct GooglePurchaseAudit {
         var googleAnswer: [UInt8]? = nil
     }
 
-    /// Inserts the row in a statement of its own (autocommit) and returns its `receipt_id`.
+    /// Inserts the row, in the caller's database transaction if one is open, and returns its `receipt_id`.
     func record(_ row: Row) throws(MariaDBError) -> UInt64 {
         try connection.execute(
             """
@@ -29,13 +29,55 @@ struct GooglePurchaseAudit {
               apple_response, receipt_data, received_at, verified_at)
             VALUES ('google', ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)
             """,
-            [
-                .text(row.tokenSHA256), .optional(row.orderID), .optional(row.transactionID.map { String($0.prefix(64)) }),
-                .optional(row.appVersion), .text(row.userID), .optional(row.clientAddress.map { String($0.prefix(45)) }),
-                .optional(row.environment?.rawValue),
-                .optional(row.googleAnswer.map { String(decoding: $0, as: UTF8.self) }), .text(row.receivedAt.sql),
-                .text(Timestamp.now().sql),
-            ]
+            Self.columns(row).map(SQLValue.optional) + Self.payload(row, verifiedAt: .now())
         ).insertID
+    }
+
+    /// Inserts the rows, one statement for up to `RowChunks.largest`, and gives each its id. Equal
+    /// rows (one token posted at once by one user) are interchangeable, so the ids are matched to
+    /// the rows by their columns, as `ReceiptStore` does, without assuming an order of RETURNING.
+    func record(_ rows: [Row]) throws(MariaDBError) -> [UInt64] {
+        var ids: [UInt64] = []
+        for chunk in RowChunks.exactChunks(rows) { ids += try insert(chunk) }
+        return ids
+    }
+
+    private func insert(_ rows: ArraySlice<Row>) throws(MariaDBError) -> [UInt64] {
+        let verifiedAt = Timestamp.now()
+        let columns = rows.map(Self.columns)
+        let returned = try connection.execute(
+            """
+            INSERT INTO receipts (sha256, order_id, transaction_id, app_version, user_id, client_ip, environment,
+              apple_response, received_at, verified_at, kind, receipt_data)
+            VALUES \(Array(repeating: "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'google', NULL)", count: rows.count).joined(separator: ", "))
+            RETURNING receipt_id, sha256, order_id, transaction_id, app_version, user_id, client_ip, environment
+            """,
+            zip(rows, columns).flatMap { row, values in
+                values.map(SQLValue.optional) + Self.payload(row, verifiedAt: verifiedAt)
+            }
+        ).rows
+        var idsByColumns: [[String?]: [UInt64]] = [:]
+        for row in returned {
+            guard let id = row[0].flatMap({ UInt64($0) }) else { continue }
+            idsByColumns[Array(row.dropFirst()), default: []].append(id)
+        }
+        let ids = columns.compactMap { idsByColumns[$0]?.popLast() }
+        guard returned.count == rows.count, ids.count == rows.count else {
+            throw MariaDBError.unexpectedRowCount(
+                "INSERT INTO receipts (google) RETURNING", expected: rows.count, got: UInt64(ids.count))
+        }
+        return ids
+    }
+
+    /// A row's columns that RETURNING gives back, in its order.
+    private static func columns(_ row: Row) -> [String?] {
+        [row.tokenSHA256, row.orderID, row.transactionID.map { String($0.prefix(64)) }, row.appVersion, row.userID,
+         row.clientAddress.map { String($0.prefix(45)) }, row.environment?.rawValue]
+    }
+
+    /// The rest of a row: Google's answer and its times.
+    private static func payload(_ row: Row, verifiedAt: Timestamp) -> [SQLValue] {
+        [.optional(row.googleAnswer.map { String(decoding: $0, as: UTF8.self) }), .text(row.receivedAt.sql),
+         .text(verifiedAt.sql)]
     }
 }

@@ -3,10 +3,12 @@ import MariaDB
 
 /// `POST /v1/google/purchases/verify` once its input is checked and its order found: the
 /// purchase is read from Google (`GooglePlayClient`, on the client's thread), and Google's answer
-/// comes to threads of this verifier's own, each with its database connection, which decide
-/// (`GoogleAccountProof`, `GooglePurchaseDecision`), write the audit row, deliver
-/// (`GooglePurchaseDelivery`) and answer. Its queue is bounded: an answer it cannot take is
-/// `retry_later`, and nothing was delivered.
+/// comes to threads of this verifier's own, each with its database connection, which decide,
+/// write the audit row and deliver, and answer. As Apple's verifications (`ReceiptDelivery`), the
+/// answers waiting are taken together, up to `batchLimit`, and written in one database
+/// transaction with one statement per table (`GoogleVerifyBatch`), answered once it has
+/// committed. Its queue is bounded: an answer it cannot take is `retry_later`, and nothing was
+/// delivered.
 final class GooglePurchaseVerifier: Sendable {
     /// A checked request: what the route resolved before Google is asked.
     struct Request: Sendable {
@@ -23,7 +25,12 @@ final class GooglePurchaseVerifier: Sendable {
         let responder: Responder
     }
 
-    static let threads = 2
+    /// One thread takes every answer waiting, so that batches are full; more join only when
+    /// answers back up (over `ReceiptDelivery.backlogThreshold`), as Apple's delivery threads do.
+    static let threads = 1
+    static let reserveThreads = 3
+    /// Google's answers written in one database transaction, at most.
+    static let batchLimit = ReceiptDelivery.batchLimit
 
     /// The Play Developer API client, shared with the refund-review sender (one access token).
     let client: GooglePlayClient
@@ -43,18 +50,26 @@ final class GooglePurchaseVerifier: Sendable {
         self.client = client
         self.settings = settings
         self.sandboxPolicy = sandboxPolicy
-        self.queue = WorkQueue(limit: queueLimit, name: "google_purchases")
+        self.queue = WorkQueue(
+            limit: queueLimit, name: "google_purchases", backlogThreshold: ReceiptDelivery.backlogThreshold)
         self.notifiedPurchases = GoogleNotifiedPurchases(
             client: client, settings: settings, sandboxPolicy: sandboxPolicy, queueLimit: queueLimit,
             onDelivered: { [finisher] in finisher.nudge() })
     }
 
     func start(database: Database) {
-        for _ in 0..<Self.threads {
+        for index in 0..<(Self.threads + Self.reserveThreads) {
+            let isReserve = index >= Self.threads
             _ = startThread(named: "google-verify") { [self] in
                 let connection = WorkerContext(database: database).connection
-                while let job = queue.pop() {
-                    job.responder.send(answer(job, connection: connection))
+                while let batch = isReserve
+                    ? queue.popBacklog(upTo: Self.batchLimit) : queue.pop(upTo: Self.batchLimit)
+                {
+                    let responses = answers(batch, connection: connection)
+                    // The batch's access lines go out in one write.
+                    Log.gathered {
+                        for (job, response) in zip(batch, responses) { job.responder.send(response) }
+                    }
                 }
             }
         }
@@ -71,108 +86,53 @@ final class GooglePurchaseVerifier: Sendable {
         let submitted = client.readPurchase(
             packageName: request.verify.packageName, purchaseToken: request.verify.purchaseToken
         ) { [queue] read in
+            if case .unavailable(let reason) = read { Log.event("google/verify: purchase not read: \(reason)") }
             let job = Job(request: request, read: read, responder: responder)
             if !queue.push(job, bytes: request.verify.purchaseToken.utf8.count) { responder.send(retryLater) }
         }
         if !submitted { responder.send(retryLater) }
     }
 
-    private func answer(_ job: Job, connection: MariaDBConnection) -> Response {
-        let request = job.request
-        var audit = GooglePurchaseAudit.Row(
-            tokenSHA256: GoogleTransactionID.tokenSHA256(request.verify.purchaseToken), orderID: request.verify.orderID,
-            userID: request.userID, appVersion: request.verify.appVersion, clientAddress: request.clientAddress,
-            receivedAt: request.receivedAt)
+    /// The batch written in one database transaction, run again whole when it lost to another.
+    /// When it cannot be written (a deadlock on every attempt, a row the database refuses),
+    /// nothing of it stays, and each is written again on its own, so that one cannot fail the
+    /// others: a purchase token is still delivered once, as the delivery finds what another
+    /// request for it committed.
+    private func answers(_ batch: [Job], connection: MariaDBConnection) -> [Response] {
+        let write = GoogleVerifyWrite(
+            connection: connection, settings: settings.current, packages: client.configuration.packages,
+            sandboxPolicy: sandboxPolicy)
+        var written: [GoogleVerifyWrite.Written]?
+        if batch.count > 1 {
+            do {
+                written = try connection.transactionRetryingDeadlocks(attempts: ReceiptDelivery.attempts) {
+                    try GoogleVerifyBatch(write: write).write(batch.map { ($0.request, $0.read) })
+                }
+            } catch {
+                Log.event("google/verify: \(batch.count) answers not written together (\(error)), each alone")
+            }
+        }
+        let results = written ?? batch.map { answerAlone($0, write: write) }
+        if results.contains(where: \.delivered) { finisher.nudge() }
+        return results.map(\.response)
+    }
+
+    /// One answer in a database transaction of its own. When it cannot be written, the request
+    /// still leaves its audit row, and answers `retry_later`: nothing was delivered.
+    private func answerAlone(_ job: Job, write: GoogleVerifyWrite) -> GoogleVerifyWrite.Written {
         do {
-            switch job.read {
-            case .unavailable(let reason):
-                Log.event("google/verify: purchase not read: \(reason)")
-                _ = try GooglePurchaseAudit(connection: connection).record(audit)
-                return .googleVerify(VerifyAnswer(status: .retryLater, orderID: request.verify.orderID))
-            case .unknownToken:
-                _ = try GooglePurchaseAudit(connection: connection).record(audit)
-                return .googleVerify(VerifyAnswer(status: .notPaid, orderID: request.verify.orderID))
-            case .purchase(let purchase, let body):
-                audit.googleAnswer = body
-                return try answer(purchase, request: request, audit: audit, connection: connection)
+            return try write.connection.transactionRetryingDeadlocks(attempts: ReceiptDelivery.attempts) {
+                try write.write(job.request, read: job.read)
             }
         } catch {
             Log.event("google/verify: not delivered: \(error)")
-            return .googleVerify(VerifyAnswer(status: .retryLater, orderID: request.verify.orderID))
-        }
-    }
-
-    private func answer(
-        _ purchase: GooglePurchase, request: Request, audit: GooglePurchaseAudit.Row, connection: MariaDBConnection
-    ) throws -> Response {
-        var audit = audit
-        let verify = request.verify
-        let accountOrder = try purchase.obfuscatedAccountID.flatMap(GoogleAccountProof.orderID(named:)).flatMap {
-            orderID throws(MariaDBError) in
-            try OrderStore(connection: connection).order(orderID).map {
-                GoogleAccountProof.AccountOrder(orderID: orderID, userID: $0.userID)
+            do {
+                _ = try GooglePurchaseAudit(connection: write.connection).record(
+                    GoogleVerifyWrite.auditRow(job.request, read: job.read))
+            } catch {
+                Log.event("google/verify: audit row not written: \(error)")
             }
-        }
-        let orderID: String?
-        switch GoogleAccountProof.verdict(
-            accountID: purchase.obfuscatedAccountID, accountOrder: accountOrder, requestOrderID: verify.orderID,
-            requestUserID: request.userID)
-        {
-        case .orderUserMismatch:
-            _ = try GooglePurchaseAudit(connection: connection).record(audit)
-            return .error(.orderUserMismatch)
-        case .order(let named): orderID = named
-        case .newOrder: orderID = nil
-        }
-        let userID = accountOrder.map { $0.orderID == orderID ? $0.userID : request.userID } ?? request.userID
-        audit = GooglePurchaseAudit.Row(
-            tokenSHA256: audit.tokenSHA256, orderID: orderID, userID: userID, appVersion: audit.appVersion,
-            clientAddress: audit.clientAddress, receivedAt: audit.receivedAt, googleAnswer: audit.googleAnswer)
-        let snapshot = settings.current
-        var verdict = GooglePurchaseDecision.decide(
-            purchase: purchase, request: verify, packages: client.configuration.packages,
-            sandbox: GooglePurchaseDecision.SandboxRules(
-                policy: sandboxPolicy, settingsAreKnown: snapshot.isLoaded, reviewVersion: snapshot.reviewVersion,
-                sandboxUsers: snapshot.sandboxUsers),
-            userID: userID)
-        if case .deliverable = verdict {
-            // Only what the catalog sells here, active, is delivered.
-            if !snapshot.isLoaded {
-                verdict = .settingsUnknown
-            } else if snapshot.products[verify.productID] == nil {
-                verdict = .rejected(reason: "product \(verify.productID) is unknown or inactive here")
-            }
-        }
-        let environment: AppleEnvironment = purchase.isTestPurchase ? .sandbox : .production
-        audit.environment = environment
-        let shown = AppleTransaction(
-            transactionID: GoogleTransactionID.of(orderID: purchase.orderID, purchaseToken: verify.purchaseToken),
-            productID: verify.productID, quantity: purchase.lineItems.reduce(0) { $0 + $1.quantity },
-            purchaseDateMs: purchase.completionTimeMilliseconds)
-        audit.transactionID = shown.transactionID
-        switch verdict {
-        case .rejected(let reason):
-            Log.event("google/verify: rejected: \(reason)")
-            _ = try GooglePurchaseAudit(connection: connection).record(audit)
-            return .googleVerify(VerifyAnswer(
-                status: .rejected, environment: environment, orderID: orderID,
-                transactions: [TransactionAnswer(transaction: shown, state: .rejected, orderID: nil)]))
-        case .pending, .notPaid, .settingsUnknown:
-            _ = try GooglePurchaseAudit(connection: connection).record(audit)
-            let status: VerifyStatus = verdict == .pending ? .pending : verdict == .notPaid ? .notPaid : .retryLater
-            return .googleVerify(VerifyAnswer(status: status, environment: environment, orderID: orderID))
-        case .deliverable(let deliverable):
-            let receiptID = try GooglePurchaseAudit(connection: connection).record(audit)
-            let delivered = try GooglePurchaseDelivery(connection: connection).deliver(
-                GooglePurchaseDelivery.Input(
-                    deliverable: deliverable, purchase: purchase, request: verify, orderID: orderID, userID: userID,
-                    receiptID: receiptID))
-            let status = VerifyStatus.finalStatus(
-                states: [delivered.state], namedTransactionID: nil, namedTransactionPresent: true)
-            if delivered.state == .delivered { finisher.nudge() }
-            return .googleVerify(VerifyAnswer(
-                status: status, environment: environment, orderID: delivered.orderID ?? orderID,
-                transactions: [delivered]))
+            return .answer(VerifyAnswer(status: .retryLater, orderID: job.request.verify.orderID))
         }
     }
 }
