@@ -57,10 +57,12 @@ final class GooglePurchaseVerifier: Sendable {
             onDelivered: { [finisher] in finisher.nudge() })
     }
 
-    func start(database: Database) {
-        for index in 0..<(Self.threads + Self.reserveThreads) {
-            let isReserve = index >= Self.threads
-            _ = startThread(named: "google-verify") { [self] in
+    /// The google-verify threads: `threads` that take every answer waiting, and `reserveThreads`
+    /// more that join only while answers back up. Stopping them closes the queue; what it holds
+    /// is still written and answered.
+    func consumers(database: Database) -> [QueueConsumers] {
+        [(Self.threads, false), (Self.reserveThreads, true)].map { threads, isReserve in
+            QueueConsumers(named: "google-verify", threads: threads, close: { [queue] in queue.close() }) { [self] in
                 let connection = WorkerContext(database: database).connection
                 while let batch = isReserve
                     ? queue.popBacklog(upTo: Self.batchLimit) : queue.pop(upTo: Self.batchLimit)
@@ -73,11 +75,6 @@ final class GooglePurchaseVerifier: Sendable {
                 }
             }
         }
-    }
-
-    /// Takes no more answers.
-    func stop() {
-        queue.close()
     }
 
     /// Asks Google, then answers on the verifier's threads.
@@ -150,18 +147,16 @@ extension Response {
 }
 
 extension GooglePurchaseVerifier {
-    /// The verifier of a configured Google Play, its threads started; nil when not configured.
+    /// The verifier of a configured Google Play (its threads are `consumers`); nil when not configured.
     /// - Throws: `ConfigurationError` for a service account key that cannot be read.
-    static func started(
+    static func configured(
         configuration: ServiceConfiguration, settings: SettingsCache, apple: AppleClient, database: Database
     ) throws -> GooglePurchaseVerifier? {
         guard let account = try GooglePlayClient.account(configuration.googlePlay) else { return nil }
         let client = GooglePlayClient(
             configuration: configuration.googlePlay, account: account, caFile: configuration.caFile, driver: apple)
-        let verifier = GooglePurchaseVerifier(
+        return GooglePurchaseVerifier(
             client: client, settings: settings, sandboxPolicy: configuration.sandboxPolicy,
             queueLimit: configuration.verifyQueueLimit, database: database)
-        verifier.start(database: database)
-        return verifier
     }
 }

@@ -125,7 +125,7 @@ public final class Service: Sendable {
             fetches: fetches, queueLimit: configuration.verifyQueueLimit)
         let signedBatchThreads = signedTransactions.consumers(count: Self.signedTransactionThreads, database: database)
         let transactions = TransactionsRoute(verifier: signedData, batches: signedTransactions, fetches: fetches)
-        googlePurchases = try GooglePurchaseVerifier.started(
+        googlePurchases = try GooglePurchaseVerifier.configured(
             configuration: configuration, settings: settings, apple: apple, database: database)
         refundRequests = configuration.consumption == .off ? nil : RefundRequestSender(
             appStore: appStoreServer, googlePlay: googlePurchases?.client, database: database,
@@ -154,8 +154,9 @@ public final class Service: Sendable {
             database: database)
         serving = WorkerGroup(([console, acceptor] as [(any Worker)?]).compactMap { $0 })
         let googlePushThread = googlePurchases?.notifiedPurchases.consumer(database: database)
+        let googleVerifyThreads = googlePurchases?.consumers(database: database) ?? []
         let deliveringAppleAnswers: [any Worker] =
-            deliveryThreads + ([checkedHereThreads, googlePushThread] as [(any Worker)?]).compactMap { $0 }
+            deliveryThreads + googleVerifyThreads + ([checkedHereThreads, googlePushThread] as [(any Worker)?]).compactMap { $0 }
         let callingApple: [any Worker] = [signedBatchThreads, recorderThread]
         let backgroundWorkers: [WorkerThreads?] =
             [metricsThread.map { WorkerThreads($0) }, webhook.map { WorkerThreads($0) }] + deliveringAppleAnswers.map { WorkerThreads($0) }
@@ -183,7 +184,6 @@ public final class Service: Sendable {
         Log.event("signal \(signal): no new requests; finishing \(inflight.current) under way")
         serving.stop()
         let drained = inflight.waitUntilIdle(seconds: Self.shutdownGraceSeconds)
-        googlePurchases?.stop()
         background.stop()
         Log.event(drained ? "stopped" : "stopped with \(inflight.current) requests unanswered")
     }
