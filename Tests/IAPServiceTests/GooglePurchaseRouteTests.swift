@@ -9,7 +9,7 @@ final class GooglePurchaseRouteTests: XCTestCase {
 
     func testWithoutPackagesAndKeyThereIsNoVerifierAndTheRouteAnswers503() throws {
         let apple = try AppleClient(endpoints: AppleEndpoints(unconfigured))
-        XCTAssertNil(try GooglePurchaseVerifier.started(
+        XCTAssertNil(try GooglePurchaseVerifier.configured(
             configuration: unconfigured, settings: SettingsCache(), apple: apple,
             database: Database(configuration: unconfigured.database)))
         let response = Response.error(.googleNotConfigured)
