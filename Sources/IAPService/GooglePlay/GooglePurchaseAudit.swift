@@ -10,8 +10,9 @@ struct GooglePurchaseAudit {
 
     struct Row {
         let tokenSHA256: String
-        let orderID: String?
-        let userID: String
+        /// The order and user as the request named them, until the purchase's account id names others.
+        var orderID: String?
+        var userID: String
         let appVersion: String?
         let clientAddress: String?
         let receivedAt: Timestamp

@@ -122,9 +122,9 @@ struct GoogleVerifyWrite {
         case .newOrder: orderID = nil
         }
         let userID = accountOrder.map { $0.orderID == orderID ? $0.userID : request.userID } ?? request.userID
-        var audit = GooglePurchaseAudit.Row(
-            tokenSHA256: audit.tokenSHA256, orderID: orderID, userID: userID, appVersion: audit.appVersion,
-            clientAddress: audit.clientAddress, receivedAt: audit.receivedAt, googleAnswer: audit.googleAnswer)
+        var audit = audit
+        audit.orderID = orderID
+        audit.userID = userID
         var verdict = GooglePurchaseDecision.decide(
             purchase: purchase, request: verify, packages: packages,
             sandbox: GooglePurchaseDecision.SandboxRules(
